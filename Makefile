@@ -1,0 +1,27 @@
+GO ?= go
+BIN := bin
+
+.PHONY: help build run test compat bench fuzz lint
+
+help: ## list the targets
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
+
+build: ## build every binary into bin/
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+run: build ## start MyRedis on 127.0.0.1:6379 in the foreground
+	$(BIN)/myredis --port 6379
+
+test: ## run every test (differential tests need redis-server; .ci/run installs it)
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 20m ./...
+
+compat: build ## compare MyRedis and real Redis with redis-benchmark
+	bash scripts/compare-redis.sh
+
+fuzz: ## run each fuzz target for a short while
+	$(GO) test ./myredis -run '^$$' -fuzz FuzzCommand -fuzztime 30s
+
+lint: ## gofmt and go vet
+	@test -z "$$(gofmt -l .)" || (gofmt -l .; exit 1)
+	$(GO) vet ./...
