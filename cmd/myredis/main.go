@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"waitroom/myredis"
@@ -24,6 +25,18 @@ func main() {
 		log.Error("cannot start", "err", err)
 		os.Exit(1)
 	}
+	if path := os.Getenv("MYREDIS_CPUPROFILE"); path != "" {
+		// for scripts/compare-redis.sh PROFILE=dir; written when the server stops
+		f, err := os.Create(path)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			log.Error("cannot profile", "err", err)
+			os.Exit(1)
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	go func() {
@@ -34,7 +47,7 @@ func main() {
 	log.Info("ready to accept connections", "bind", cfg.Bind, "port", cfg.Port, "workers", cfg.Workers)
 	if err := srv.ListenAndServe(); err != nil {
 		log.Error("server stopped", "err", err)
-		os.Exit(1)
+		os.Exit(1) //nolint:gocritic // the profile of a failed start is of no use
 	}
 }
 
