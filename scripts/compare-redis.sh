@@ -153,10 +153,10 @@ port_of() { if [[ $1 == my ]]; then echo "$MY_PORT"; else echo "$RD_PORT"; fi; }
 
 # ---------------------------------------------------------------- measuring
 
-# record SECTION SERVER REP P < "test rps" lines
+# record SECTION SERVER REP P < "test<TAB>rps" lines
 record() {
 	local test rps
-	while read -r test rps; do
+	while IFS=$'\t' read -r test rps; do
 		printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$test" "$4" "$2" "$3" "$rps" >>"$results"
 	done
 }
@@ -174,7 +174,7 @@ bench() {
 		log "redis-benchmark ($server, $section $label): $(head -3 "$err")"
 	fi
 	tr -d '"' <<<"$out" | awk -F, -v label="$label" 'NR > 1 && $2 != "" {
-		name = (label == "-") ? $1 : label; print name, $2 }' | record "$section" "$server" "$rep" "$p"
+		name = (label == "-") ? $1 : label; print name "\t" $2 }' | record "$section" "$server" "$rep" "$p"
 }
 
 # respload_bench SECTION SERVER REP P LABEL COMMAND...
@@ -182,7 +182,7 @@ respload_bench() {
 	local section=$1 server=$2 rep=$3 p=$4 label=$5
 	shift 5
 	"$tmp/respload" -p "$(port_of "$server")" -c "$CLIENTS" -n "$N" -P "$p" -name "$label" "$@" |
-		tr -d '"' | awk -F, 'NR > 1 { print $1, $2 }' | record "$section" "$server" "$rep" "$p"
+		tr -d '"' | awk -F, 'NR > 1 { print $1 "\t" $2 }' | record "$section" "$server" "$rep" "$p"
 }
 
 # ---------------------------------------------------------------- sections
