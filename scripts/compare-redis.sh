@@ -25,6 +25,8 @@
 #   MYREDIS_ARGS="..."           extra MyRedis flags
 #   PROFILE=dir       write MyRedis CPU profiles (MYREDIS_CPUPROFILE) into dir
 #   RESULTS=file      also keep the raw measurements (section test P server rep rps)
+#   REDIS_SERVER=...  the reference server (default redis-server); another MyRedis build
+#                     works too, for an A/B of two MyRedis variants; RD_LABEL names it
 #
 # Quick run:  N=20000 REPS=1 SECTIONS=core scripts/compare-redis.sh
 set -euo pipefail
@@ -40,6 +42,8 @@ AOF_POLICIES=${AOF_POLICIES:-"everysec always"}
 MYREDIS_ENV=${MYREDIS_ENV:-}
 MYREDIS_ARGS=${MYREDIS_ARGS:-}
 REDIS_SERVER=${REDIS_SERVER:-redis-server}
+MY_LABEL=${MY_LABEL:-MyRedis}
+RD_LABEL=${RD_LABEL:-Redis}
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/compare-redis.XXXXXX")
@@ -72,11 +76,13 @@ fi
 
 # ---------------------------------------------------------------- servers
 
+# free_port: a port below the kernel's ephemeral range that no socket uses.
 free_port() {
-	local p
+	local p low
+	low=$(awk '{ print $1 }' /proc/sys/net/ipv4/ip_local_port_range)
 	while :; do
-		p=$((20000 + RANDOM % 40000))
-		if ! ss -Hltn "sport = :$p" | grep -q .; then
+		p=$((10000 + RANDOM % (low - 10000)))
+		if ! ss -Hatn "( sport = :$p or dport = :$p )" | grep -q .; then
 			echo "$p"
 			return
 		fi
@@ -185,15 +191,25 @@ respload_bench() {
 		tr -d '"' | awk -F, 'NR > 1 { print $1 "\t" $2 }' | record "$section" "$server" "$rep" "$p"
 }
 
+# pair FN SECTION REP P LABEL ARGS...: FN (bench or respload_bench) against both
+# servers back to back, MyRedis first on odd repetitions and Redis first on even ones,
+# so that the two figures of one ratio are taken as close together as possible.
+pair() {
+	local fn=$1 section=$2 rep=$3 p=$4 label=$5 server
+	shift 5
+	for server in $(servers_in_order "$rep"); do
+		"$fn" "$section" "$server" "$rep" "$p" "$label" "$@"
+	done
+}
+
 # ---------------------------------------------------------------- sections
 
 section_core() {
-	local rep server p
+	local rep p test
 	for rep in $(seq "$REPS"); do
-		for server in $(servers_in_order "$rep"); do
-			for p in $PIPELINES; do
-				redis-cli -p "$(port_of "$server")" flushall >/dev/null
-				bench core "$server" "$rep" "$p" - -t ping_mbulk,set,get,incr
+		for p in $PIPELINES; do
+			for test in ping_mbulk set get incr; do
+				pair bench core "$rep" "$p" - -t "$test"
 			done
 		done
 	done
@@ -235,26 +251,25 @@ section_zset() {
 		log "zset: skipped, MyRedis does not know the sorted-set commands yet"
 		return
 	fi
-	local rep server p port before after
+	local rep server p before after r=$ZSET_SIZE
 	for rep in $(seq "$REPS"); do
-		for server in $(servers_in_order "$rep"); do
-			port=$(port_of "$server")
-			for p in $PIPELINES; do
-				redis-cli -p "$port" flushall >/dev/null
+		for p in $PIPELINES; do
+			for server in my rd; do
+				redis-cli -p "$(port_of "$server")" flushall >/dev/null
 				before=$(memory_of "$server")
-				zset_preload "$port" zbench "$ZSET_SIZE"
+				zset_preload "$(port_of "$server")" zbench "$ZSET_SIZE"
 				if ((rep == 1)) && [[ $p == "${PIPELINES%% *}" ]]; then
 					after=$(memory_of "$server")
 					echo "$server $before $after" >>"$tmp/memory"
 				fi
-				bench zset "$server" "$rep" "$p" ZADD -r "$ZSET_SIZE" zadd zbench __rand_int__ mem:__rand_int__
-				bench zset "$server" "$rep" "$p" ZSCORE -r "$ZSET_SIZE" zscore zbench mem:__rand_int__
-				bench zset "$server" "$rep" "$p" ZRANK -r "$ZSET_SIZE" zrank zbench mem:__rand_int__
-				bench zset "$server" "$rep" "$p" "ZRANGE 0 9" zrange zbench 0 9
-				# reclaim as the waiting room does: everything below a moving bound
-				bench zset "$server" "$rep" "$p" ZREMRANGEBYSCORE -r 1000 zremrangebyscore zbench -inf __rand_int__
-				bench zset "$server" "$rep" "$p" ZPOPMIN zpopmin zbench
 			done
+			pair bench zset "$rep" "$p" ZADD -r "$r" zadd zbench __rand_int__ mem:__rand_int__
+			pair bench zset "$rep" "$p" ZSCORE -r "$r" zscore zbench mem:__rand_int__
+			pair bench zset "$rep" "$p" ZRANK -r "$r" zrank zbench mem:__rand_int__
+			pair bench zset "$rep" "$p" "ZRANGE 0 9" zrange zbench 0 9
+			# reclaim as the waiting room does: everything below a moving bound
+			pair bench zset "$rep" "$p" ZREMRANGEBYSCORE -r 1000 zremrangebyscore zbench -inf __rand_int__
+			pair bench zset "$rep" "$p" ZPOPMIN zpopmin zbench
 		done
 	done
 }
@@ -268,15 +283,15 @@ return n"
 		log "script: skipped, MyRedis does not know SCRIPT/EVALSHA or the sorted-set commands yet"
 		return
 	fi
-	local rep server p port sha
+	local sha sha2 rep p
+	sha=$(redis-cli -p "$MY_PORT" script load "$body")
+	sha2=$(redis-cli -p "$RD_PORT" script load "$body")
+	[[ $sha == "$sha2" ]] || { log "script: SCRIPT LOAD gave $sha on MyRedis, $sha2 on Redis"; return 1; }
+	zset_preload "$MY_PORT" zscript 1000
+	zset_preload "$RD_PORT" zscript 1000
 	for rep in $(seq "$REPS"); do
-		for server in $(servers_in_order "$rep"); do
-			port=$(port_of "$server")
-			sha=$(redis-cli -p "$port" script load "$body")
-			for p in $PIPELINES; do
-				zset_preload "$port" zscript 1000
-				bench script "$server" "$rep" "$p" "EVALSHA zcard+zpopmin+zadd" evalsha "$sha" 1 zscript
-			done
+		for p in $PIPELINES; do
+			pair bench script "$rep" "$p" "EVALSHA zcard+zpopmin+zadd" evalsha "$sha" 1 zscript
 		done
 	done
 }
@@ -287,18 +302,16 @@ section_multi() {
 		return
 	fi
 	redis-cli -p "$MY_PORT" discard >/dev/null 2>&1 || true
-	local rep server p
+	local rep p
 	for rep in $(seq "$REPS"); do
-		for server in $(servers_in_order "$rep"); do
-			for p in $PIPELINES; do
-				respload_bench multi "$server" "$rep" "$p" "MULTI/INCR/EXEC" MULTI "INCR counter" EXEC
-			done
+		for p in $PIPELINES; do
+			pair respload_bench multi "$rep" "$p" "MULTI/INCR/EXEC" MULTI "INCR counter" EXEC
 		done
 	done
 }
 
 section_aof() {
-	local policy rep server p
+	local policy rep p
 	for policy in $AOF_POLICIES; do
 		start_pair --appendonly yes --appendfsync "$policy" -- --appendonly yes --appendfsync "$policy"
 		if ! redis-cli -p "$MY_PORT" info persistence | grep -q '^aof_enabled:1'; then
@@ -309,14 +322,12 @@ section_aof() {
 		local zadd=0
 		supports "$MY_PORT" zcard zaof && zadd=1
 		for rep in $(seq "$REPS"); do
-			for server in $(servers_in_order "$rep"); do
-				for p in $PIPELINES; do
-					bench "aof-$policy" "$server" "$rep" "$p" - -n "$AOF_N" -t set
-					if ((zadd)); then
-						bench "aof-$policy" "$server" "$rep" "$p" ZADD -n "$AOF_N" -r 1000000 \
-							zadd zaof __rand_int__ mem:__rand_int__
-					fi
-				done
+			for p in $PIPELINES; do
+				pair bench "aof-$policy" "$rep" "$p" - -n "$AOF_N" -t set
+				if ((zadd)); then
+					pair bench "aof-$policy" "$rep" "$p" ZADD -n "$AOF_N" -r 1000000 \
+						zadd zaof __rand_int__ mem:__rand_int__
+				fi
 			done
 		done
 		stop_pair
@@ -326,7 +337,7 @@ section_aof() {
 # ---------------------------------------------------------------- report
 
 report() {
-	awk -F'\t' '
+	awk -F'\t' -v myl="$MY_LABEL" -v rdl="$RD_LABEL" '
 	{
 		key = $1 "\t" $2 "\t" $3
 		if (!(key in seen)) { seen[key] = 1; order[++rows] = key }
@@ -340,16 +351,21 @@ report() {
 		return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 	}
 	END {
-		printf "| section | test | -P | MyRedis req/s | Redis req/s | MyRedis/Redis | per-run ratios |\n"
-		printf "|---|---|---:|---:|---:|---:|---|\n"
+		printf "| section | test | -P | %s req/s | %s req/s | ratio of medians | median ratio | ratio in each run |\n", myl, rdl
+		printf "|---|---|---:|---:|---:|---:|---:|---|\n"
 		for (r = 1; r <= rows; r++) {
 			key = order[r]; split(key, f, "\t")
 			my = median(key, "my"); rd = median(key, "rd")
-			runs = ""
-			for (rep = 1; rep <= 100; rep++)
-				if ((key, "my", rep) in byrep && (key, "rd", rep) in byrep)
-					runs = runs (runs == "" ? "" : " ") sprintf("%.2f", byrep[key, "my", rep] / byrep[key, "rd", rep])
-			printf "| %s | %s | %s | %.0f | %.0f | **%.2f** | %s |\n", f[1], f[2], f[3], my, rd, (rd > 0 ? my / rd : 0), runs
+			runs = ""; nr = 0
+			for (rep = 1; rep <= 1000; rep++)
+				if ((key, "my", rep) in byrep && (key, "rd", rep) in byrep && byrep[key, "rd", rep] > 0) {
+					ratio = byrep[key, "my", rep] / byrep[key, "rd", rep]
+					runs = runs (runs == "" ? "" : " ") sprintf("%.2f", ratio)
+					v[key, "ratio", ++nr] = ratio
+				}
+			cnt[key, "ratio"] = nr
+			printf "| %s | %s | %s | %.0f | %.0f | %.2f | **%.2f** | %s |\n", f[1], f[2], f[3], my, rd,
+				(rd > 0 ? my / rd : 0), (nr ? median(key, "ratio") : 0), runs
 		}
 	}' "$results"
 	if [[ -f $tmp/memory ]]; then
@@ -366,7 +382,7 @@ report() {
 
 # ---------------------------------------------------------------- main
 
-log "compare-redis: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $("$REDIS_SERVER" --version | awk '{ print $3 }'), $(go version | awk '{ print $3 }')"
+log "compare-redis: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), reference $("$REDIS_SERVER" --version 2>/dev/null | awk '{ print $3 }' || true), $(go version | awk '{ print $3 }')"
 log "compare-redis: N=$N REPS=$REPS CLIENTS=$CLIENTS PIPELINES=\"$PIPELINES\" SECTIONS=\"$SECTIONS\" MYREDIS_ENV=\"$MYREDIS_ENV\""
 
 need_pair=0
