@@ -7,6 +7,9 @@
 # median requests/s of each and the ratio MyRedis/Redis (1.00 = as fast as Redis). The
 # benchmark client shares the machine's cores with the server it measures, for both.
 #
+# Besides requests/s the table shows each server's CPU time per request (user + system,
+# from /proc/PID/stat), which other load on the machine disturbs much less.
+#
 # Sections (each a function below; skipped with a note when MyRedis lacks the commands):
 #   core    PING, SET, GET, INCR                      (redis-benchmark -t)
 #   zset    ZADD ZSCORE ZRANK ZRANGE ZREMRANGEBYSCORE ZPOPMIN on a preloaded set,
@@ -17,6 +20,7 @@
 #
 # Settings (environment):
 #   N=200000          requests per test          REPS=3        repetitions (medians)
+#   N_PIPE=$N         requests per test when -P > 1 (longer runs are steadier)
 #   CLIENTS=50        connections                PIPELINES="1 16"  -P values
 #   SECTIONS="core zset script multi aof"        ZSET_SIZE=1000000 preloaded members
 #   AOF_N=$N          requests per AOF test      AOF_POLICIES="everysec always"
@@ -159,36 +163,53 @@ port_of() { if [[ $1 == my ]]; then echo "$MY_PORT"; else echo "$RD_PORT"; fi; }
 
 # ---------------------------------------------------------------- measuring
 
-# record SECTION SERVER REP P < "test<TAB>rps" lines
-record() {
-	local test rps
-	while IFS=$'\t' read -r test rps; do
-		printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$test" "$4" "$2" "$3" "$rps" >>"$results"
-	done
+# cpu_ticks PID: user + system clock ticks the process has used so far.
+cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
+pid_of() { if [[ $1 == my ]]; then echo "$MY_PID"; else echo "$RD_PID"; fi; }
+hz=$(getconf CLK_TCK)
+
+# measure SECTION SERVER REP P N LABEL CMD...: runs CMD (a client printing "test,rps"
+# CSV after a header line, as redis-benchmark --csv does) against SERVER and records
+# requests/s and the server's CPU time per request. LABEL names the row ("-": the
+# client's own test name).
+measure() {
+	local section=$1 server=$2 rep=$3 p=$4 n=$5 label=$6
+	shift 6
+	local out err=$tmp/client.err t0 t1 pid
+	pid=$(pid_of "$server")
+	t0=$(cpu_ticks "$pid")
+	out=$("$@" 2>"$err")
+	t1=$(cpu_ticks "$pid")
+	if grep -qiE 'error|warn' "$err"; then
+		log "$1 ($server, $section): $(head -3 "$err")"
+	fi
+	tr -d '"' <<<"$out" | awk -F, -v OFS='\t' -v section="$section" -v server="$server" \
+		-v rep="$rep" -v p="$p" -v n="$n" -v label="$label" -v ticks=$((t1 - t0)) -v hz="$hz" '
+		NR > 1 && $2 != "" {
+			print section, (label == "-" ? $1 : label), p, server, rep, $2, sprintf("%.2f", ticks * 1e6 / hz / n)
+		}' >>"$results"
 }
 
+# n_for P: requests per test at pipeline P.
+n_for() { if (($1 > 1)); then echo "${N_PIPE:-$N}"; else echo "$N"; fi; }
+
 # bench SECTION SERVER REP P LABEL [-n N] [redis-benchmark args...]
-# LABEL names an explicit command's row; "-" keeps redis-benchmark's test names (-t).
 bench() {
-	local section=$1 server=$2 rep=$3 p=$4 label=$5
+	local section=$1 server=$2 rep=$3 p=$4 label=$5 n
 	shift 5
-	local n=$N
+	n=$(n_for "$p")
 	if [[ ${1:-} == -n ]]; then n=$2; shift 2; fi
-	local out err=$tmp/bench.err
-	out=$(redis-benchmark -p "$(port_of "$server")" -c "$CLIENTS" -n "$n" -P "$p" --csv "$@" 2>"$err")
-	if grep -qiE 'error|warn' "$err"; then
-		log "redis-benchmark ($server, $section $label): $(head -3 "$err")"
-	fi
-	tr -d '"' <<<"$out" | awk -F, -v label="$label" 'NR > 1 && $2 != "" {
-		name = (label == "-") ? $1 : label; print name "\t" $2 }' | record "$section" "$server" "$rep" "$p"
+	measure "$section" "$server" "$rep" "$p" "$n" "$label" \
+		redis-benchmark -p "$(port_of "$server")" -c "$CLIENTS" -n "$n" -P "$p" --csv "$@"
 }
 
 # respload_bench SECTION SERVER REP P LABEL COMMAND...
 respload_bench() {
-	local section=$1 server=$2 rep=$3 p=$4 label=$5
+	local section=$1 server=$2 rep=$3 p=$4 label=$5 n
 	shift 5
-	"$tmp/respload" -p "$(port_of "$server")" -c "$CLIENTS" -n "$N" -P "$p" -name "$label" "$@" |
-		tr -d '"' | awk -F, 'NR > 1 { print $1 "\t" $2 }' | record "$section" "$server" "$rep" "$p"
+	n=$(n_for "$p")
+	measure "$section" "$server" "$rep" "$p" "$n" "$label" \
+		"$tmp/respload" -p "$(port_of "$server")" -c "$CLIENTS" -n "$n" -P "$p" "$@"
 }
 
 # pair FN SECTION REP P LABEL ARGS...: FN (bench or respload_bench) against both
@@ -343,6 +364,7 @@ report() {
 		if (!(key in seen)) { seen[key] = 1; order[++rows] = key }
 		v[key, $4, ++cnt[key, $4]] = $6
 		byrep[key, $4, $5] = $6
+		v[key, $4 "cpu", ++cnt[key, $4 "cpu"]] = $7
 	}
 	function median(key, s,   n, i, j, a, t) {
 		n = cnt[key, s]
@@ -351,8 +373,8 @@ report() {
 		return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 	}
 	END {
-		printf "| section | test | -P | %s req/s | %s req/s | ratio of medians | median ratio | ratio in each run |\n", myl, rdl
-		printf "|---|---|---:|---:|---:|---:|---:|---|\n"
+		printf "| section | test | -P | %s req/s | %s req/s | ratio of medians | median ratio | ratio in each run | %s CPU µs/req | %s CPU µs/req |\n", myl, rdl, myl, rdl
+		printf "|---|---|---:|---:|---:|---:|---:|---|---:|---:|\n"
 		for (r = 1; r <= rows; r++) {
 			key = order[r]; split(key, f, "\t")
 			my = median(key, "my"); rd = median(key, "rd")
@@ -364,8 +386,8 @@ report() {
 					v[key, "ratio", ++nr] = ratio
 				}
 			cnt[key, "ratio"] = nr
-			printf "| %s | %s | %s | %.0f | %.0f | %.2f | **%.2f** | %s |\n", f[1], f[2], f[3], my, rd,
-				(rd > 0 ? my / rd : 0), (nr ? median(key, "ratio") : 0), runs
+			printf "| %s | %s | %s | %.0f | %.0f | %.2f | **%.2f** | %s | %.2f | %.2f |\n", f[1], f[2], f[3], my, rd,
+				(rd > 0 ? my / rd : 0), (nr ? median(key, "ratio") : 0), runs, median(key, "mycpu"), median(key, "rdcpu")
 		}
 	}' "$results"
 	if [[ -f $tmp/memory ]]; then
