@@ -1,0 +1,97 @@
+package myredis
+
+import (
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/tidwall/redcon"
+)
+
+// Client is one connection's state. Fields below "executor-owned" are read and
+// written only on the executor goroutine; the batch fields are handed back and forth
+// through jobs and done.
+type Client struct {
+	id      int64
+	conn    redcon.Conn
+	addr    string
+	laddr   string
+	created time.Time
+
+	// hand-off between the connection goroutine and the executor
+	cmds []redcon.Command
+	out  Writer
+	done chan struct{}
+	wake chan struct{} // a blocked command was served or timed out
+	// set by runBatch before done, read by the connection goroutine after it
+	batchBlocked  bool
+	batchDeadline time.Time
+
+	// executor-owned
+	db       *DB
+	authed   bool
+	name     string
+	libName  string
+	libVer   string
+	resp     int
+	lastCmd  string
+	closing  bool // QUIT: close after this batch's replies are sent
+	multi    *multiState
+	watched  []watchedKey
+	dirtyCAS bool
+	blocked  *blockState // non-nil while a blocking command waits
+	pending  []redcon.Command
+	blockOut Writer // the served reply of a blocked command
+	x        Ctx    // reused per command to avoid an allocation
+
+	lastActive atomic.Int64 // unix ms of the last command, for CLIENT LIST idle
+}
+
+var clientIDs atomic.Int64
+
+func newClient(s *Server, conn redcon.Conn) *Client {
+	c := &Client{
+		id:      clientIDs.Add(1),
+		conn:    conn,
+		created: s.clock.Now(),
+		done:    make(chan struct{}, 1),
+		wake:    make(chan struct{}, 1),
+		db:      s.dbs[0],
+		authed:  s.cfg.RequirePass == "",
+		resp:    2,
+	}
+	if conn != nil {
+		c.addr = conn.RemoteAddr()
+		if nc := conn.NetConn(); nc != nil {
+			c.laddr = nc.LocalAddr().String()
+		}
+	}
+	return c
+}
+
+// info is the client's line in CLIENT LIST and CLIENT INFO. Runs on the executor.
+func (c *Client) info(now time.Time) string {
+	age := int64(now.Sub(c.created) / time.Second)
+	idle := (now.UnixMilli() - c.lastActive.Load()) / 1000
+	if c.lastActive.Load() == 0 {
+		idle = age
+	}
+	flags := "N"
+	if c.multi != nil {
+		flags = "x"
+	} else if c.blocked != nil {
+		flags = "b"
+	}
+	multi := -1
+	if c.multi != nil {
+		multi = len(c.multi.cmds)
+	}
+	return "id=" + strconv.FormatInt(c.id, 10) +
+		" addr=" + c.addr + " laddr=" + c.laddr + " fd=8 name=" + c.name +
+		" age=" + strconv.FormatInt(age, 10) + " idle=" + strconv.FormatInt(idle, 10) +
+		" flags=" + flags + " db=" + strconv.Itoa(c.db.id) +
+		" sub=0 psub=0 ssub=0 multi=" + strconv.Itoa(multi) +
+		" qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r" +
+		" cmd=" + c.lastCmd + " user=default redir=-1 resp=" + strconv.Itoa(c.resp) +
+		" lib-name=" + c.libName + " lib-ver=" + c.libVer + "\n"
+}

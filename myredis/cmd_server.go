@@ -1,0 +1,380 @@
+package myredis
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+const redisVersion = "7.0.15"
+
+// commandsServer registers the server commands.
+func commandsServer() []*command {
+	return []*command{
+		{name: "command", arity: -1, fn: cmdCommand},
+		{name: "config", arity: -2, flags: flagAdmin | flagNoScript, fn: cmdConfig},
+		{name: "info", arity: -1, fn: cmdInfo},
+		{name: "time", arity: 1, fn: cmdTime},
+		{name: "lastsave", arity: 1, fn: cmdLastsave},
+	}
+}
+
+func sortClients(cs []*Client) { sort.Slice(cs, func(i, j int) bool { return cs[i].id < cs[j].id }) }
+
+// --- COMMAND ---
+
+func cmdCommand(x *Ctx) {
+	if x.nargs() == 1 {
+		x.writeCommandInfos(x.s.sortedCommands())
+		return
+	}
+	switch sub := strings.ToLower(x.arg(1)); {
+	case sub == "count" && x.nargs() == 2:
+		x.w.Int(int64(len(x.s.table)))
+	case sub == "info":
+		var cmds []*command
+		if x.nargs() == 2 {
+			cmds = x.s.sortedCommands()
+		}
+		for _, a := range x.args[2:] {
+			cmds = append(cmds, x.s.table.lookup(a)) // nil -> null entry
+		}
+		x.writeCommandInfos(cmds)
+	case sub == "docs":
+		x.w.Array(0) // no docs served: redis-cli uses its built-in help
+	case sub == "list":
+		var names []string
+		for _, c := range x.s.sortedCommands() {
+			names = append(names, c.name)
+		}
+		x.w.BulkStrings(names)
+	case sub == "getkeys" && x.nargs() >= 3:
+		cmd := x.s.table.lookup(x.args[2])
+		if cmd == nil {
+			x.err("ERR Invalid command specified")
+			return
+		}
+		if !cmd.arityOK(x.nargs() - 2) {
+			x.err("ERR Invalid number of arguments specified for command")
+			return
+		}
+		keys := cmd.keys(x.args[2:])
+		if len(keys) == 0 {
+			x.err("ERR The command has no key arguments")
+			return
+		}
+		x.w.Array(len(keys))
+		for _, k := range keys {
+			x.w.Bulk(k)
+		}
+	default:
+		x.w.Errorf(msgUnknownSubcommand, x.arg(1), "COMMAND")
+	}
+}
+
+func (s *Server) sortedCommands() []*command {
+	cmds := make([]*command, 0, len(s.table))
+	for _, c := range s.table {
+		cmds = append(cmds, c)
+	}
+	sort.Slice(cmds, func(i, j int) bool { return cmds[i].name < cmds[j].name })
+	return cmds
+}
+
+// writeCommandInfos writes Redis 7.0's COMMAND INFO shape (10 fields per command).
+func (x *Ctx) writeCommandInfos(cmds []*command) {
+	x.w.Array(len(cmds))
+	for _, c := range cmds {
+		if c == nil {
+			x.w.NullArray()
+			continue
+		}
+		x.w.Array(10)
+		x.w.BulkString(c.name)
+		x.w.Int(int64(c.arity))
+		var flags []string
+		if c.flags&flagWrite != 0 {
+			flags = append(flags, "write")
+		}
+		if c.flags&flagReadonly != 0 {
+			flags = append(flags, "readonly")
+		}
+		if c.flags&flagNoScript != 0 {
+			flags = append(flags, "noscript")
+		}
+		if c.flags&flagNoAuth != 0 {
+			flags = append(flags, "no_auth")
+		}
+		if c.flags&flagBlocking != 0 {
+			flags = append(flags, "blocking")
+		}
+		x.w.Array(len(flags))
+		for _, f := range flags {
+			x.w.Simple(f)
+		}
+		x.w.Int(int64(c.firstKey))
+		x.w.Int(int64(c.lastKey))
+		x.w.Int(int64(max(c.step, min(c.firstKey, 1))))
+		x.w.Array(0) // ACL categories
+		x.w.Array(0) // tips
+		x.w.Array(0) // key specs
+		x.w.Array(0) // subcommands
+	}
+}
+
+// --- CONFIG ---
+
+// configParams lists CONFIG GET's names and how to read each value.
+func (s *Server) configParams() map[string]func() string {
+	yesNo := func(b bool) string {
+		if b {
+			return "yes"
+		}
+		return "no"
+	}
+	c := &s.cfg
+	return map[string]func() string{
+		"port":               func() string { return strconv.Itoa(c.Port) },
+		"bind":               func() string { return c.Bind },
+		"requirepass":        func() string { return c.RequirePass },
+		"databases":          func() string { return strconv.Itoa(c.Databases) },
+		"maxclients":         func() string { return strconv.Itoa(c.MaxClients) },
+		"proto-max-bulk-len": func() string { return strconv.FormatInt(c.ProtoMaxBulkLen, 10) },
+		"hz":                 func() string { return strconv.Itoa(c.Hz) },
+		"loglevel":           func() string { return c.LogLevel },
+		"appendonly":         func() string { return yesNo(c.AppendOnly) },
+		"appendfsync":        func() string { return c.AppendFsync },
+		"dir":                func() string { return c.Dir },
+		"appendfilename":     func() string { return c.AppendFilename },
+		"save":               func() string { return "" },
+		"maxmemory":          func() string { return "0" },
+		"timeout":            func() string { return "0" },
+	}
+}
+
+// runtimeSettable are the settings CONFIG SET may change while running.
+var runtimeSettable = map[string]bool{
+	"requirepass": true, "maxclients": true, "hz": true, "loglevel": true,
+	"appendfsync": true, "save": true, "proto-max-bulk-len": true, "maxmemory": true, "timeout": true,
+}
+
+func cmdConfig(x *Ctx) {
+	switch sub := strings.ToLower(x.arg(1)); sub {
+	case "get":
+		if x.nargs() < 3 {
+			x.err(msgConfigGetArity)
+			return
+		}
+		params := x.s.configParams()
+		names := make([]string, 0, len(params))
+		for name := range params {
+			for _, p := range x.args[2:] {
+				if globMatch(strings.ToLower(string(p)), name) {
+					names = append(names, name)
+					break
+				}
+			}
+		}
+		sort.Strings(names)
+		x.w.Array(2 * len(names))
+		for _, n := range names {
+			x.w.BulkString(n)
+			x.w.BulkString(params[n]())
+		}
+	case "set":
+		if x.nargs() < 4 || x.nargs()%2 != 0 {
+			x.err(errArity("config|set"))
+			return
+		}
+		next := x.s.cfg
+		for i := 2; i < x.nargs(); i += 2 {
+			name := strings.ToLower(x.arg(i))
+			if !runtimeSettable[name] {
+				x.w.Errorf(msgConfigSetUnknow, x.arg(i))
+				return
+			}
+			if name == "save" || name == "maxmemory" || name == "timeout" {
+				continue
+			}
+			if err := next.Set(name, x.arg(i+1)); err != nil {
+				x.w.Errorf("ERR CONFIG SET failed (possibly related to argument '%s') - %v", x.arg(i), err)
+				return
+			}
+		}
+		x.s.applyConfig(next)
+		x.ok()
+	case "resetstat":
+		x.s.stats = stats{}
+		x.ok()
+	case "rewrite":
+		x.err("ERR The server is running without a config file")
+	default:
+		x.w.Errorf(msgUnknownSubcommand, x.arg(1), "CONFIG")
+	}
+}
+
+// applyConfig installs changed runtime settings. Runs on the executor.
+func (s *Server) applyConfig(next Config) {
+	for _, h := range s.configHooks {
+		h(s.cfg, next)
+	}
+	s.cfg = next
+}
+
+// --- INFO ---
+
+// infoSection renders one INFO section's fields.
+type infoSection struct {
+	name   string
+	fields func(s *Server) [][2]string
+}
+
+func (s *Server) infoSectionList() []infoSection {
+	list := []infoSection{
+		{"server", infoServer},
+		{"clients", infoClients},
+		{"memory", infoMemory},
+		{"persistence", infoPersistence},
+		{"stats", infoStats},
+		{"keyspace", infoKeyspace},
+	}
+	return list
+}
+
+func cmdInfo(x *Ctx) {
+	want := map[string]bool{}
+	for _, a := range x.args[1:] {
+		want[strings.ToLower(string(a))] = true
+	}
+	all := len(want) == 0 || want["all"] || want["everything"] || want["default"]
+	var b strings.Builder
+	for _, sec := range x.s.infoSectionList() {
+		if !all && !want[sec.name] {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\r\n")
+		}
+		b.WriteString("# " + strings.ToUpper(sec.name[:1]) + sec.name[1:] + "\r\n")
+		for _, f := range sec.fields(x.s) {
+			b.WriteString(f[0] + ":" + f[1] + "\r\n")
+		}
+	}
+	x.w.BulkString(b.String())
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func infoServer(s *Server) [][2]string {
+	up := s.clock.Now().Sub(s.started)
+	return [][2]string{
+		{"redis_version", redisVersion},
+		{"redis_mode", "standalone"},
+		{"myredis", "1"},
+		{"os", runtime.GOOS + " " + runtime.GOARCH},
+		{"arch_bits", "64"},
+		{"go_version", runtime.Version()},
+		{"process_id", strconv.Itoa(os.Getpid())},
+		{"tcp_port", strconv.Itoa(s.cfg.Port)},
+		{"uptime_in_seconds", itoa(int64(up / time.Second))},
+		{"uptime_in_days", itoa(int64(up / (24 * time.Hour)))},
+		{"hz", strconv.Itoa(s.cfg.Hz)},
+		{"executor_workers", strconv.Itoa(s.cfg.Workers)},
+	}
+}
+
+func infoClients(s *Server) [][2]string {
+	s.mu.Lock()
+	n := len(s.clients)
+	s.mu.Unlock()
+	blocked := 0
+	seen := map[*Client]bool{}
+	for _, list := range s.blocking {
+		for _, c := range list {
+			if !seen[c] {
+				seen[c] = true
+				blocked++
+			}
+		}
+	}
+	return [][2]string{
+		{"connected_clients", strconv.Itoa(n)},
+		{"maxclients", strconv.Itoa(s.cfg.MaxClients)},
+		{"blocked_clients", strconv.Itoa(blocked)},
+	}
+}
+
+func infoMemory(s *Server) [][2]string {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return [][2]string{
+		{"used_memory", itoa(int64(m.HeapAlloc))},
+		{"used_memory_human", humanBytes(m.HeapAlloc)},
+		{"used_memory_rss", itoa(int64(m.Sys))},
+		{"used_memory_peak", itoa(int64(m.HeapSys))},
+		{"maxmemory", "0"},
+		{"maxmemory_policy", "noeviction"},
+		{"mem_allocator", "go"},
+	}
+}
+
+func humanBytes(n uint64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2fG", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.2fM", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.2fK", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%dB", n)
+}
+
+// infoPersistence is replaced by the AOF's figures when persistence is on.
+func infoPersistence(s *Server) [][2]string {
+	if s.persistenceInfo != nil {
+		return s.persistenceInfo()
+	}
+	return [][2]string{
+		{"loading", "0"},
+		{"aof_enabled", "0"},
+		{"aof_rewrite_in_progress", "0"},
+		{"rdb_changes_since_last_save", itoa(s.dirty)},
+	}
+}
+
+func infoStats(s *Server) [][2]string {
+	return [][2]string{
+		{"total_connections_received", itoa(clientIDs.Load())},
+		{"total_commands_processed", itoa(s.stats.commands)},
+		{"rejected_connections", itoa(s.stats.rejectedConns)},
+		{"expired_keys", itoa(s.stats.expiredKeys)},
+		{"keyspace_hits", itoa(s.stats.keyspaceHits)},
+		{"keyspace_misses", itoa(s.stats.keyspaceMisses)},
+	}
+}
+
+func infoKeyspace(s *Server) [][2]string {
+	var out [][2]string
+	for _, db := range s.dbs {
+		if db.Size() == 0 {
+			continue
+		}
+		out = append(out, [2]string{"db" + strconv.Itoa(db.id),
+			fmt.Sprintf("keys=%d,expires=%d,avg_ttl=0", db.Size(), len(db.expires))})
+	}
+	return out
+}
+
+func cmdTime(x *Ctx) {
+	now := x.s.clock.Now()
+	x.w.Array(2)
+	x.w.BulkString(itoa(now.Unix()))
+	x.w.BulkString(itoa(int64(now.Nanosecond() / 1000)))
+}
+
+func cmdLastsave(x *Ctx) { x.w.Int(x.s.started.Unix()) }

@@ -1,0 +1,490 @@
+package myredis
+
+import (
+	"math"
+	"strconv"
+)
+
+// commandsString registers the string commands.
+func commandsString() []*command {
+	return []*command{
+		{name: "get", arity: 2, flags: flagReadonly, fn: cmdGet, firstKey: 1, lastKey: 1},
+		{name: "set", arity: -3, flags: flagWrite, fn: cmdSet, firstKey: 1, lastKey: 1},
+		{name: "setnx", arity: 3, flags: flagWrite, fn: cmdSetnx, firstKey: 1, lastKey: 1},
+		{name: "setex", arity: 4, flags: flagWrite, fn: cmdSetex, firstKey: 1, lastKey: 1},
+		{name: "psetex", arity: 4, flags: flagWrite, fn: cmdPsetex, firstKey: 1, lastKey: 1},
+		{name: "getdel", arity: 2, flags: flagWrite, fn: cmdGetdel, firstKey: 1, lastKey: 1},
+		{name: "getex", arity: -2, flags: flagWrite, fn: cmdGetex, firstKey: 1, lastKey: 1},
+		{name: "getset", arity: 3, flags: flagWrite, fn: cmdGetset, firstKey: 1, lastKey: 1},
+		{name: "mget", arity: -2, flags: flagReadonly, fn: cmdMget, firstKey: 1, lastKey: -1},
+		{name: "mset", arity: -3, flags: flagWrite, fn: cmdMset, firstKey: 1, lastKey: -1, step: 2},
+		{name: "msetnx", arity: -3, flags: flagWrite, fn: cmdMsetnx, firstKey: 1, lastKey: -1, step: 2},
+		{name: "incr", arity: 2, flags: flagWrite, fn: cmdIncr, firstKey: 1, lastKey: 1},
+		{name: "decr", arity: 2, flags: flagWrite, fn: cmdDecr, firstKey: 1, lastKey: 1},
+		{name: "incrby", arity: 3, flags: flagWrite, fn: cmdIncrby, firstKey: 1, lastKey: 1},
+		{name: "decrby", arity: 3, flags: flagWrite, fn: cmdDecrby, firstKey: 1, lastKey: 1},
+		{name: "incrbyfloat", arity: 3, flags: flagWrite, fn: cmdIncrbyfloat, firstKey: 1, lastKey: 1},
+		{name: "append", arity: 3, flags: flagWrite, fn: cmdAppend, firstKey: 1, lastKey: 1},
+		{name: "strlen", arity: 2, flags: flagReadonly, fn: cmdStrlen, firstKey: 1, lastKey: 1},
+	}
+}
+
+// getString reads key as a string. found is false for a missing key; ok is false
+// (and WRONGTYPE written) when the key holds another type.
+func (x *Ctx) getString(key string) (val []byte, found, ok bool) {
+	e := x.db.lookup(key)
+	if e == nil {
+		x.s.stats.keyspaceMisses++
+		return nil, false, true
+	}
+	x.s.stats.keyspaceHits++
+	b, isStr := e.val.([]byte)
+	if !isStr {
+		x.wrongType()
+		return nil, true, false
+	}
+	return b, true, true
+}
+
+// own returns b clipped so that appending to it never writes into a neighbour.
+func own(b []byte) []byte { return b[:len(b):len(b)] }
+
+func cmdGet(x *Ctx) {
+	v, found, ok := x.getString(x.arg(1))
+	if !ok {
+		return
+	}
+	if !found {
+		x.w.Null()
+		return
+	}
+	x.w.Bulk(v)
+}
+
+// setOpts are SET's parsed options.
+type setOpts struct {
+	nx, xx, get, keepTTL bool
+	expireAt             int64 // unix ms; 0 = none
+}
+
+// parseSetOpts parses SET's options from args[3:], writing the error on failure.
+func (x *Ctx) parseSetOpts() (setOpts, bool) {
+	var o setOpts
+	var unit int64 // 1 ms, 1000 s
+	var absolute bool
+	var expArg []byte
+	for i := 3; i < x.nargs(); i++ {
+		a := x.args[i]
+		hasNext := i+1 < x.nargs()
+		switch {
+		case eqFold(a, "nx") && !o.xx:
+			o.nx = true
+		case eqFold(a, "xx") && !o.nx:
+			o.xx = true
+		case eqFold(a, "get"):
+			o.get = true
+		case eqFold(a, "keepttl") && expArg == nil:
+			o.keepTTL = true
+		case (eqFold(a, "ex") || eqFold(a, "px") || eqFold(a, "exat") || eqFold(a, "pxat")) &&
+			!o.keepTTL && expArg == nil && hasNext:
+			unit, absolute = 1, eqFold(a, "exat") || eqFold(a, "pxat")
+			if eqFold(a, "ex") || eqFold(a, "exat") {
+				unit = 1000
+			}
+			i++
+			expArg = x.args[i]
+		default:
+			x.err(msgSyntax)
+			return o, false
+		}
+	}
+	if expArg != nil {
+		at, ok := x.expireArg(expArg, unit, absolute, "set")
+		if !ok {
+			return o, false
+		}
+		o.expireAt = at
+	}
+	return o, true
+}
+
+// expireArg turns an EX/PX/EXAT/PXAT argument into an absolute unix-ms deadline,
+// with Redis's checks: not an integer, <= 0, overflow.
+func (x *Ctx) expireArg(arg []byte, unit int64, absolute bool, cmd string) (int64, bool) {
+	n, err := strconv.ParseInt(string(arg), 10, 64)
+	if err != nil || !validIntText(arg) {
+		x.err(msgNotInt)
+		return 0, false
+	}
+	if n <= 0 || (unit == 1000 && n > math.MaxInt64/1000) {
+		x.w.Errorf(msgInvalidExpireFmt, cmd)
+		return 0, false
+	}
+	n *= unit
+	if !absolute {
+		now := x.nowMs()
+		if n > math.MaxInt64-now {
+			x.w.Errorf(msgInvalidExpireFmt, cmd)
+			return 0, false
+		}
+		n += now
+	}
+	return n, true
+}
+
+func cmdSet(x *Ctx) {
+	o, ok := x.parseSetOpts()
+	if !ok {
+		return
+	}
+	key := x.arg(1)
+	var old []byte
+	var found bool
+	if o.get {
+		if old, found, ok = x.getString(key); !ok {
+			return
+		}
+	} else {
+		found = x.db.lookup(key) != nil // plain SET overwrites any type
+	}
+	if (o.nx && found) || (o.xx && !found) {
+		if o.get {
+			x.replyOld(old, found)
+		} else {
+			x.w.Null()
+		}
+		return
+	}
+	x.setString(key, own(x.args[2]), o.expireAt, o.keepTTL)
+	if o.get {
+		x.replyOld(old, found)
+	} else {
+		x.ok()
+	}
+}
+
+func (x *Ctx) replyOld(old []byte, found bool) {
+	if found {
+		x.w.Bulk(old)
+	} else {
+		x.w.Null()
+	}
+}
+
+// setString stores a string with an optional absolute deadline (0 = none) and
+// records the write for the AOF with an absolute PXAT.
+func (x *Ctx) setString(key string, val []byte, expireAt int64, keepTTL bool) {
+	x.db.set(key, val, keepTTL)
+	x.dirty(1)
+	switch {
+	case expireAt == 0 && keepTTL:
+		x.propagateAs("SET", key, string(val), "KEEPTTL")
+	case expireAt == 0:
+		x.propagateAs("SET", key, string(val))
+	case expireAt <= x.nowMs() && !x.s.loading:
+		x.db.delete(key)
+		x.propagateAs("DEL", key)
+	default:
+		x.db.setExpire(key, expireAt)
+		x.propagateAs("SET", key, string(val), "PXAT", strconv.FormatInt(expireAt, 10))
+	}
+}
+
+func cmdSetnx(x *Ctx) {
+	key := x.arg(1)
+	if x.db.lookup(key) != nil {
+		x.w.Int(0)
+		return
+	}
+	x.setString(key, own(x.args[2]), 0, false)
+	x.w.Int(1)
+}
+
+func cmdSetex(x *Ctx)  { x.setexGeneric(1000, "setex") }
+func cmdPsetex(x *Ctx) { x.setexGeneric(1, "psetex") }
+
+func (x *Ctx) setexGeneric(unit int64, name string) {
+	at, ok := x.expireArg(x.args[2], unit, false, name)
+	if !ok {
+		return
+	}
+	x.setString(x.arg(1), own(x.args[3]), at, false)
+	x.ok()
+}
+
+func cmdGetdel(x *Ctx) {
+	key := x.arg(1)
+	v, found, ok := x.getString(key)
+	if !ok {
+		return
+	}
+	if !found {
+		x.w.Null()
+		return
+	}
+	x.db.delete(key)
+	x.dirty(1)
+	x.propagateAs("DEL", key)
+	x.w.Bulk(v)
+}
+
+func cmdGetex(x *Ctx) {
+	key := x.arg(1)
+	var at int64
+	persist := false
+	for i := 2; i < x.nargs(); i++ {
+		a := x.args[i]
+		hasNext := i+1 < x.nargs()
+		switch {
+		case eqFold(a, "persist") && at == 0 && !persist:
+			persist = true
+		case (eqFold(a, "ex") || eqFold(a, "px") || eqFold(a, "exat") || eqFold(a, "pxat")) &&
+			!persist && at == 0 && hasNext:
+			unit := int64(1)
+			if eqFold(a, "ex") || eqFold(a, "exat") {
+				unit = 1000
+			}
+			var ok bool
+			if at, ok = x.expireArg(x.args[i+1], unit, eqFold(a, "exat") || eqFold(a, "pxat"), "getex"); !ok {
+				return
+			}
+			i++
+		default:
+			x.err(msgSyntax)
+			return
+		}
+	}
+	v, found, ok := x.getString(key)
+	if !ok {
+		return
+	}
+	if !found {
+		x.w.Null()
+		return
+	}
+	switch {
+	case at != 0 && at <= x.nowMs():
+		x.db.delete(key)
+		x.dirty(1)
+		x.propagateAs("DEL", key)
+	case at != 0:
+		x.db.setExpire(key, at)
+		x.dirty(1)
+		x.propagateAs("PEXPIREAT", key, strconv.FormatInt(at, 10))
+	case persist:
+		if x.db.persist(key) {
+			x.dirty(1)
+			x.propagateAs("PERSIST", key)
+		}
+	}
+	x.w.Bulk(v)
+}
+
+func cmdGetset(x *Ctx) {
+	key := x.arg(1)
+	v, found, ok := x.getString(key)
+	if !ok {
+		return
+	}
+	x.setString(key, own(x.args[2]), 0, false)
+	x.replyOld(v, found)
+}
+
+func cmdMget(x *Ctx) {
+	x.w.Array(x.nargs() - 1)
+	for _, k := range x.args[1:] {
+		e := x.db.lookup(string(k))
+		if b, ok := entryString(e); ok {
+			x.w.Bulk(b)
+		} else {
+			x.w.Null()
+		}
+	}
+}
+
+func entryString(e *entry) ([]byte, bool) {
+	if e == nil {
+		return nil, false
+	}
+	b, ok := e.val.([]byte)
+	return b, ok
+}
+
+func cmdMset(x *Ctx) {
+	if x.nargs()%2 == 0 {
+		x.err(errArity(x.cmd.name))
+		return
+	}
+	for i := 1; i < x.nargs(); i += 2 {
+		x.db.set(x.arg(i), own(x.args[i+1]), false)
+	}
+	x.dirty(x.nargs() / 2)
+	x.ok()
+}
+
+func cmdMsetnx(x *Ctx) {
+	if x.nargs()%2 == 0 {
+		x.err(errArity(x.cmd.name))
+		return
+	}
+	for i := 1; i < x.nargs(); i += 2 {
+		if x.db.lookup(x.arg(i)) != nil {
+			x.w.Int(0)
+			return
+		}
+	}
+	for i := 1; i < x.nargs(); i += 2 {
+		x.db.set(x.arg(i), own(x.args[i+1]), false)
+	}
+	x.dirty(x.nargs() / 2)
+	x.w.Int(1)
+}
+
+func cmdIncr(x *Ctx) { x.incrBy(1) }
+func cmdDecr(x *Ctx) { x.incrBy(-1) }
+
+func cmdIncrby(x *Ctx) {
+	if n, ok := x.argInt(2); ok {
+		x.incrBy(n)
+	}
+}
+
+func cmdDecrby(x *Ctx) {
+	n, ok := x.argInt(2)
+	if !ok {
+		return
+	}
+	if n == math.MinInt64 {
+		x.err("ERR decrement would overflow")
+		return
+	}
+	x.incrBy(-n)
+}
+
+// incrBy adds n to the integer at key, keeping its TTL.
+func (x *Ctx) incrBy(n int64) {
+	key := x.arg(1)
+	v, found, ok := x.getString(key)
+	if !ok {
+		return
+	}
+	var cur int64
+	if found {
+		var err error
+		cur, err = strconv.ParseInt(string(v), 10, 64)
+		if err != nil || !validIntText(v) {
+			x.err(msgNotInt)
+			return
+		}
+	}
+	if (n > 0 && cur > math.MaxInt64-n) || (n < 0 && cur < math.MinInt64-n) {
+		x.err(msgIncrOverflow)
+		return
+	}
+	cur += n
+	x.db.set(key, strconv.AppendInt(nil, cur, 10), true)
+	x.dirty(1)
+	x.w.Int(cur)
+}
+
+func cmdIncrbyfloat(x *Ctx) {
+	key := x.arg(1)
+	incr, ok := parseFloatArg(x.args[2])
+	if !ok {
+		x.err(msgNotFloat)
+		return
+	}
+	v, found, ok := x.getString(key)
+	if !ok {
+		return
+	}
+	var cur float64
+	if found {
+		if cur, ok = parseFloatArg(v); !ok {
+			x.err(msgNotFloat)
+			return
+		}
+	}
+	cur += incr
+	if math.IsNaN(cur) || math.IsInf(cur, 0) {
+		x.err(msgIncrFloatNaN)
+		return
+	}
+	out := []byte(strconv.FormatFloat(cur, 'f', -1, 64))
+	x.db.set(key, out, true)
+	x.dirty(1)
+	x.propagateAs("SET", key, string(out), "KEEPTTL")
+	x.w.Bulk(out)
+}
+
+// parseFloatArg parses a float as Redis's strtold-based parsers do: no spaces, no NaN.
+func parseFloatArg(b []byte) (float64, bool) {
+	if len(b) == 0 || b[0] == ' ' || b[len(b)-1] == ' ' {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil && !isRangeErr(err) || math.IsNaN(f) {
+		return 0, false
+	}
+	return f, true
+}
+
+func isRangeErr(err error) bool {
+	ne, ok := err.(*strconv.NumError)
+	return ok && ne.Err == strconv.ErrRange
+}
+
+func cmdAppend(x *Ctx) {
+	key := x.arg(1)
+	v, found, ok := x.getString(key)
+	if !ok {
+		return
+	}
+	if !found {
+		x.db.add(key, own(append([]byte(nil), x.args[2]...)))
+		x.dirty(1)
+		x.w.Int(int64(len(x.args[2])))
+		return
+	}
+	if int64(len(v)+len(x.args[2])) > x.s.cfg.ProtoMaxBulkLen {
+		x.err(msgStringTooLong)
+		return
+	}
+	nv := append(v, x.args[2]...)
+	x.db.set(key, nv, true)
+	x.dirty(1)
+	x.w.Int(int64(len(nv)))
+}
+
+func cmdStrlen(x *Ctx) {
+	v, _, ok := x.getString(x.arg(1))
+	if ok {
+		x.w.Int(int64(len(v)))
+	}
+}
+
+// eqFold compares an argument with a lower-case option name, ignoring case.
+func eqFold(b []byte, lower string) bool {
+	if len(b) != len(lower) {
+		return false
+	}
+	for i := range b {
+		c := b[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// bargs builds an argument vector from strings.
+func bargs(args ...string) [][]byte {
+	out := make([][]byte, len(args))
+	for i, a := range args {
+		out[i] = []byte(a)
+	}
+	return out
+}

@@ -1,0 +1,193 @@
+package myredis
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Config holds the settings redis-server also takes, by the same names.
+type Config struct {
+	Port            int
+	Bind            string
+	RequirePass     string
+	Databases       int
+	MaxClients      int
+	ProtoMaxBulkLen int64
+	Hz              int
+	LogLevel        string
+	AppendOnly      bool
+	AppendFsync     string
+	Dir             string
+	AppendFilename  string
+	Workers         int
+}
+
+// DefaultConfig is redis-server's defaults, bound to loopback.
+func DefaultConfig() Config {
+	c := Config{}
+	c.fillDefaults()
+	return c
+}
+
+func (c *Config) fillDefaults() {
+	if c.Port == 0 {
+		c.Port = 6379
+	}
+	if c.Bind == "" {
+		c.Bind = "127.0.0.1"
+	}
+	if c.Databases <= 0 {
+		c.Databases = 16
+	}
+	if c.MaxClients <= 0 {
+		c.MaxClients = 10000
+	}
+	if c.ProtoMaxBulkLen <= 0 {
+		c.ProtoMaxBulkLen = 512 << 20
+	}
+	if c.Hz <= 0 {
+		c.Hz = 10
+	}
+	if c.LogLevel == "" {
+		c.LogLevel = "notice"
+	}
+	if c.AppendFsync == "" {
+		c.AppendFsync = "everysec"
+	}
+	if c.Dir == "" {
+		c.Dir = "."
+	}
+	if c.AppendFilename == "" {
+		c.AppendFilename = "appendonly.aof"
+	}
+	if c.Workers <= 0 {
+		c.Workers = 1
+	}
+}
+
+// ParseArgs reads redis-server style arguments: an optional config file first,
+// then "--name value" pairs, which override the file.
+func ParseArgs(args []string) (Config, error) {
+	var c Config
+	if len(args) > 0 && !strings.HasPrefix(args[0], "--") {
+		if err := c.loadFile(args[0]); err != nil {
+			return c, err
+		}
+		args = args[1:]
+	}
+	for i := 0; i < len(args); i++ {
+		name, ok := strings.CutPrefix(args[i], "--")
+		if !ok {
+			return c, fmt.Errorf("unexpected argument %q", args[i])
+		}
+		var vals []string
+		for i+1 < len(args) && !strings.HasPrefix(args[i+1], "--") {
+			vals = append(vals, args[i+1])
+			i++
+		}
+		if err := c.Set(name, strings.Join(vals, " ")); err != nil {
+			return c, err
+		}
+	}
+	c.fillDefaults()
+	return c, nil
+}
+
+func (c *Config) loadFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || text[0] == '#' {
+			continue
+		}
+		name, val, _ := strings.Cut(text, " ")
+		if err := c.Set(name, strings.Trim(strings.TrimSpace(val), `"`)); err != nil {
+			return fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+	}
+	return sc.Err()
+}
+
+// Set assigns one setting by its redis.conf name.
+func (c *Config) Set(name, val string) error {
+	var err error
+	switch strings.ToLower(name) {
+	case "port":
+		c.Port, err = strconv.Atoi(val)
+	case "bind":
+		c.Bind = strings.Fields(val + " ")[0]
+	case "requirepass":
+		c.RequirePass = val
+	case "databases":
+		c.Databases, err = strconv.Atoi(val)
+	case "maxclients":
+		c.MaxClients, err = strconv.Atoi(val)
+	case "proto-max-bulk-len":
+		c.ProtoMaxBulkLen, err = ParseMemory(val)
+	case "hz":
+		c.Hz, err = strconv.Atoi(val)
+		c.Hz = min(max(c.Hz, 1), 500)
+	case "loglevel":
+		c.LogLevel = val
+	case "appendonly":
+		c.AppendOnly, err = parseYesNo(val)
+	case "appendfsync":
+		if val != "always" && val != "everysec" && val != "no" {
+			err = fmt.Errorf("argument must be one of always, everysec, no")
+		}
+		c.AppendFsync = val
+	case "dir":
+		c.Dir = val
+	case "appendfilename":
+		c.AppendFilename = val
+	case "workers":
+		c.Workers, err = strconv.Atoi(val)
+	case "save", "daemonize", "protected-mode", "logfile":
+		// accepted for compatibility; MyRedis has no RDB and stays in the foreground
+	default:
+		return fmt.Errorf("unknown option %q", name)
+	}
+	if err != nil {
+		return fmt.Errorf("bad value for %s: %v", name, err)
+	}
+	return nil
+}
+
+func parseYesNo(v string) (bool, error) {
+	switch strings.ToLower(v) {
+	case "yes":
+		return true, nil
+	case "no":
+		return false, nil
+	}
+	return false, fmt.Errorf("argument must be 'yes' or 'no'")
+}
+
+// ParseMemory reads "512mb", "1gb", "100k", "1024" as redis.conf does.
+func ParseMemory(s string) (int64, error) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	units := []struct {
+		suffix string
+		mul    int64
+	}{{"gb", 1 << 30}, {"mb", 1 << 20}, {"kb", 1 << 10}, {"g", 1e9}, {"m", 1e6}, {"k", 1e3}, {"b", 1}}
+	mul := int64(1)
+	for _, u := range units {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mul = strings.TrimSuffix(s, u.suffix), u.mul
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("invalid memory value %q", s)
+	}
+	return n * mul, nil
+}

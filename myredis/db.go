@@ -1,0 +1,210 @@
+package myredis
+
+import (
+	"math/rand/v2"
+)
+
+// entry is one key's value. val is []byte for a string and *ZSet for a sorted set.
+// pos is the key's index in DB.keys (see scan).
+type entry struct {
+	val any
+	pos int
+}
+
+// DB is one numbered keyspace. Every method runs on the executor goroutine.
+//
+// Keys live in a map for lookup and in a slice for SCAN, RANDOMKEY and sampling:
+// deletion swaps the last key into the hole, so a cursor that walks the slice from
+// the top down visits every key that stays present for the whole iteration.
+type DB struct {
+	id       int
+	s        *Server
+	dict     map[string]*entry
+	keys     []string
+	expires  map[string]int64 // key -> deadline in unix milliseconds
+	watchers map[string][]*Client
+}
+
+func newDB(s *Server, id int) *DB {
+	return &DB{
+		id:       id,
+		s:        s,
+		dict:     make(map[string]*entry),
+		expires:  make(map[string]int64),
+		watchers: make(map[string][]*Client),
+	}
+}
+
+// Size is the number of keys, expired-but-not-yet-reclaimed included (as Redis).
+func (db *DB) Size() int { return len(db.dict) }
+
+// lookup returns the live entry of key, deleting it first if it has expired.
+func (db *DB) lookup(key string) *entry {
+	e := db.dict[key]
+	if e == nil {
+		return nil
+	}
+	if len(db.expires) > 0 && db.expireIfNeeded(key) {
+		return nil
+	}
+	return e
+}
+
+// expireIfNeeded deletes key if its deadline has passed and reports whether it did.
+func (db *DB) expireIfNeeded(key string) bool {
+	when, ok := db.expires[key]
+	if !ok || when > db.s.nowMs() {
+		return false
+	}
+	if db.s.loading {
+		return false
+	}
+	db.delete(key)
+	db.s.stats.expiredKeys++
+	db.s.propagateExpired(db, key)
+	return true
+}
+
+// add stores a new key. The caller has checked that key is absent.
+func (db *DB) add(key string, val any) {
+	db.dict[key] = &entry{val: val, pos: len(db.keys)}
+	db.keys = append(db.keys, key)
+	db.touch(key)
+}
+
+// set stores val under key, replacing any value and dropping its TTL unless keepTTL.
+func (db *DB) set(key string, val any, keepTTL bool) {
+	if e := db.dict[key]; e != nil {
+		e.val = val
+		if !keepTTL {
+			delete(db.expires, key)
+		}
+		db.touch(key)
+		return
+	}
+	db.add(key, val)
+}
+
+// delete removes key and reports whether it was there.
+func (db *DB) delete(key string) bool {
+	e := db.dict[key]
+	if e == nil {
+		return false
+	}
+	last := len(db.keys) - 1
+	if e.pos != last {
+		moved := db.keys[last]
+		db.keys[e.pos] = moved
+		db.dict[moved].pos = e.pos
+	}
+	db.keys[last] = ""
+	db.keys = db.keys[:last]
+	delete(db.dict, key)
+	delete(db.expires, key)
+	db.touch(key)
+	return true
+}
+
+// flush empties the database.
+func (db *DB) flush() {
+	for key := range db.watchers {
+		if _, ok := db.dict[key]; ok {
+			db.touch(key)
+		}
+	}
+	db.dict = make(map[string]*entry)
+	db.keys = nil
+	db.expires = make(map[string]int64)
+}
+
+// setExpire sets key's deadline (unix ms). The key must exist.
+func (db *DB) setExpire(key string, when int64) {
+	db.expires[key] = when
+	db.touch(key)
+}
+
+// persist drops key's TTL and reports whether there was one.
+func (db *DB) persist(key string) bool {
+	if _, ok := db.expires[key]; !ok {
+		return false
+	}
+	delete(db.expires, key)
+	db.touch(key)
+	return true
+}
+
+// touch marks key modified: WATCHers of key fail their EXEC, blocked clients may run.
+func (db *DB) touch(key string) {
+	if len(db.watchers) > 0 {
+		for _, c := range db.watchers[key] {
+			c.dirtyCAS = true
+		}
+	}
+	if len(db.s.blocking) > 0 {
+		db.s.signalReady(db, key)
+	}
+}
+
+// randomKey returns a random live key, or "" and false when there is none.
+func (db *DB) randomKey() (string, bool) {
+	for tries := 0; len(db.keys) > 0; tries++ {
+		key := db.keys[rand.IntN(len(db.keys))]
+		if tries > 100 || !db.expireIfNeeded(key) {
+			return key, true
+		}
+	}
+	return "", false
+}
+
+// scan visits keys from cursor on, calling fn for up to count keys, and returns
+// the next cursor (0 when done). Cursor c > 0 means "next index is c-1"; the walk
+// goes from the top of the slice down, so swap-deletes never hide a key.
+func (db *DB) scan(cursor uint64, count int, fn func(key string)) uint64 {
+	var i int
+	if cursor == 0 {
+		i = len(db.keys) - 1
+	} else {
+		i = int(min(cursor-1, uint64(len(db.keys))-1))
+		if len(db.keys) == 0 {
+			return 0
+		}
+	}
+	for n := 0; i >= 0 && n < count; n++ {
+		fn(db.keys[i])
+		i--
+	}
+	if i < 0 {
+		return 0
+	}
+	return uint64(i) + 1
+}
+
+// activeExpireCycle samples keys with a TTL and deletes the expired ones, repeating
+// while more than a quarter of a sample was expired, for at most budget samples.
+func (db *DB) activeExpireCycle(budget int) (expired int) {
+	for budget > 0 && len(db.expires) > 0 {
+		now := db.s.nowMs()
+		sampled, hit := 0, 0
+		var dead []string
+		for key, when := range db.expires { // map order is randomised per range
+			if sampled == 20 {
+				break
+			}
+			sampled++
+			if when <= now {
+				dead = append(dead, key)
+			}
+		}
+		for _, key := range dead {
+			if db.expireIfNeeded(key) {
+				hit++
+			}
+		}
+		expired += hit
+		budget -= sampled
+		if hit*4 <= sampled {
+			break
+		}
+	}
+	return expired
+}

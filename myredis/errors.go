@@ -1,0 +1,45 @@
+package myredis
+
+// Every error text a client can see, byte for byte as Redis 7.0 sends it
+// (the leading "-" and trailing CRLF are added by the reply writer).
+const (
+	msgSyntax            = "ERR syntax error"
+	msgNotInt            = "ERR value is not an integer or out of range"
+	msgNotFloat          = "ERR value is not a valid float"
+	msgIncrOverflow      = "ERR increment or decrement would overflow"
+	msgIncrFloatNaN      = "ERR increment would produce NaN or Infinity"
+	msgWrongType         = "WRONGTYPE Operation against a key holding the wrong kind of value"
+	msgNoSuchKey         = "ERR no such key"
+	msgInvalidDB         = "ERR DB index is out of range"
+	msgInvalidExpireSet  = "ERR invalid expire time in 'set' command"
+	msgInvalidExpireFmt  = "ERR invalid expire time in '%s' command"
+	msgInvalidCursor     = "ERR invalid cursor"
+	msgNoAuth            = "NOAUTH Authentication required."
+	msgWrongPass         = "WRONGPASS invalid username-password pair or user is disabled."
+	msgAuthNoPassword    = "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
+	msgNoProto           = "NOPROTO unsupported protocol version"
+	msgUnknownCommand    = "ERR unknown command '%s', with args beginning with: %s"
+	msgUnknownSubcommand = "ERR unknown subcommand '%s'. Try %s HELP."
+	msgWrongArity        = "ERR wrong number of arguments for '%s' command"
+	msgExpireOptions     = "ERR NX and XX, GT or LT options at the same time are not compatible"
+	msgExpireGTLT        = "ERR GT and LT options at the same time are not compatible"
+	msgUnsupportedOption = "ERR Unsupported option %s"
+	msgStringTooLong     = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
+	msgClientName        = "ERR Client names cannot contain spaces, newlines or special characters."
+	msgProtoInvalidBulk  = "ERR Protocol error: invalid bulk length"
+	msgProtoInvalidMulti = "ERR Protocol error: invalid multibulk length"
+	msgProtoBigInline    = "ERR Protocol error: too big inline request"
+	msgProtoUnbalanced   = "ERR Protocol error: unbalanced quotes in request"
+	msgTimeoutNotFloat   = "ERR timeout is not a float or out of range"
+	msgTimeoutNegative   = "ERR timeout is negative"
+	msgNotAllowedMulti   = "ERR Command not allowed inside a transaction"
+
+	// Transactions.
+	msgNestedMulti     = "ERR MULTI calls can not be nested"
+	msgExecNoMulti     = "ERR EXEC without MULTI"
+	msgDiscardNoMulti  = "ERR DISCARD without MULTI"
+	msgWatchInMulti    = "ERR WATCH inside MULTI is not allowed"
+	msgExecAbort       = "EXECABORT Transaction discarded because of previous errors."
+	msgConfigGetArity  = "ERR wrong number of arguments for 'config|get' command"
+	msgConfigSetUnknow = "ERR Unknown option or number of arguments for CONFIG SET - '%s'"
+)

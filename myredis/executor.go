@@ -1,0 +1,310 @@
+package myredis
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tidwall/redcon"
+)
+
+// The executor is the one goroutine that owns every byte of data. Connection
+// goroutines parse RESP and hand over whole pipelined batches as jobs; the executor
+// runs each batch start to finish, so every command, every MULTI/EXEC and every
+// script is atomic.
+
+// job is one unit of executor work: a client's batch, or a server task.
+type job struct {
+	c  *Client
+	fn func() // a server task (active expiry, timeouts, AOF) when c is nil
+}
+
+// runExecutor runs jobs until the jobs channel closes. This is the executor goroutine.
+func (s *Server) runExecutor() {
+	defer close(s.executorDone)
+	for j := range s.jobs {
+		if j.fn != nil {
+			j.fn()
+			continue
+		}
+		s.runBatch(j.c)
+		j.c.done <- struct{}{}
+	}
+}
+
+// submit hands a task to the executor and waits until it has run.
+func (s *Server) submit(fn func()) {
+	done := make(chan struct{})
+	s.jobs <- job{fn: func() { fn(); close(done) }}
+	<-done
+}
+
+// runBatch executes the client's pending commands, appending replies to c.out.
+// It stops early when a command blocks; the rest wait in c.pending.
+func (s *Server) runBatch(c *Client) {
+	for i, cmd := range c.cmds {
+		s.call(c, cmd.Args, &c.out)
+		if c.blocked != nil {
+			c.pending = append(c.pending[:0], c.cmds[i+1:]...)
+			break
+		}
+		if c.closing {
+			break
+		}
+	}
+	c.cmds = c.cmds[:0]
+	c.batchBlocked = c.blocked != nil
+	if c.batchBlocked {
+		c.batchDeadline = c.blocked.deadline
+	}
+	c.lastActive.Store(s.clock.Now().UnixMilli())
+}
+
+// Ctx is what a command handler sees. It runs on the executor goroutine.
+type Ctx struct {
+	s        *Server
+	c        *Client
+	db       *DB
+	cmd      *command
+	args     [][]byte
+	w        *Writer
+	inMulti  bool // inside EXEC
+	inScript bool // inside EVAL
+	// rewrite, when set, is what the AOF records instead of args.
+	rewrite [][]byte
+}
+
+// call runs one command for c: lookup, arity, auth, MULTI queueing, then the
+// handler, then propagation of writes.
+func (s *Server) call(c *Client, args [][]byte, w *Writer) {
+	if len(args) == 0 {
+		return
+	}
+	s.stats.commands++
+	cmd := s.table.lookup(args[0])
+	if cmd == nil {
+		s.rejectInMulti(c)
+		w.Error(errUnknownCommand(args))
+		return
+	}
+	if !cmd.arityOK(len(args)) {
+		s.rejectInMulti(c)
+		w.Error(errArity(cmd.name))
+		return
+	}
+	if !c.authed && cmd.flags&flagNoAuth == 0 {
+		s.rejectInMulti(c)
+		w.Error(msgNoAuth)
+		return
+	}
+	if c.multi != nil && cmd.flags&flagTx == 0 {
+		c.multi.queue(cmd, args)
+		w.Simple("QUEUED")
+		return
+	}
+	c.lastCmd = cmd.name
+	x := &c.x
+	*x = Ctx{s: s, c: c, db: c.db, cmd: cmd, args: args, w: w}
+	s.exec(x)
+}
+
+// exec runs a resolved command and propagates it if it changed data.
+func (s *Server) exec(x *Ctx) {
+	before := s.dirty
+	x.cmd.fn(x)
+	if s.dirty != before && x.cmd.flags&flagWrite != 0 {
+		args := x.args
+		if x.rewrite != nil {
+			args = x.rewrite
+		}
+		s.propagate(x.db, args)
+	}
+	if len(s.ready) > 0 && !x.inScript && !x.inMulti {
+		s.serveBlocked()
+	}
+}
+
+// rejectInMulti flags a queueing error so EXEC answers EXECABORT.
+func (s *Server) rejectInMulti(c *Client) {
+	if c.multi != nil {
+		c.multi.failed = true
+	}
+}
+
+// --- helpers for command handlers ---
+
+func (x *Ctx) arg(i int) string { return string(x.args[i]) }
+func (x *Ctx) nargs() int       { return len(x.args) }
+func (x *Ctx) ok()              { x.w.OK() }
+func (x *Ctx) err(msg string)   { x.w.Error(msg) }
+func (x *Ctx) wrongType()       { x.w.Error(msgWrongType) }
+func (x *Ctx) nowMs() int64     { return x.s.nowMs() }
+func (x *Ctx) dirty(n int)      { x.s.dirty += int64(n) }
+func (x *Ctx) argIs(i int, opt string) bool {
+	return strings.EqualFold(string(x.args[i]), opt)
+}
+
+// argInt parses argument i as a 64-bit integer, writing Redis's error if it is not.
+func (x *Ctx) argInt(i int) (int64, bool) {
+	n, err := strconv.ParseInt(string(x.args[i]), 10, 64)
+	if err != nil || !validIntText(x.args[i]) {
+		x.err(msgNotInt)
+		return 0, false
+	}
+	return n, true
+}
+
+// validIntText rejects what strconv accepts but Redis does not ("+1", "01", "-0").
+func validIntText(b []byte) bool {
+	if len(b) == 0 || len(b) > 20 {
+		return false
+	}
+	if b[0] == '+' {
+		return false
+	}
+	digits := b
+	if b[0] == '-' {
+		digits = b[1:]
+		if len(digits) == 1 && digits[0] == '0' {
+			return false
+		}
+	}
+	if len(digits) == 0 || (digits[0] == '0' && len(digits) > 1) {
+		return false
+	}
+	return true
+}
+
+// canBlock reports whether a blocking command may actually block here: not inside
+// MULTI or a script, where Redis answers at once as if the timeout had passed.
+func (x *Ctx) canBlock() bool { return !x.inMulti && !x.inScript && x.c.conn != nil }
+
+// block parks the client until one of keys is touched or timeout passes (0 =
+// forever). The command will be run again from the start when a key is ready.
+func (x *Ctx) block(keys []string, timeout time.Duration) {
+	x.s.block(x.c, x.db, keys, x.args, timeout)
+}
+
+// --- blocking commands ---
+
+// blockState records what a blocked client waits for.
+type blockState struct {
+	db       *DB
+	keys     []string
+	args     [][]byte
+	deadline time.Time // zero: forever
+}
+
+type dbKey struct {
+	db  *DB
+	key string
+}
+
+func (s *Server) block(c *Client, db *DB, keys []string, args [][]byte, timeout time.Duration) {
+	bs := &blockState{db: db, keys: keys, args: args}
+	if timeout > 0 {
+		bs.deadline = s.clock.Now().Add(timeout)
+	}
+	c.blocked = bs
+	for _, k := range keys {
+		dk := dbKey{db, k}
+		s.blocking[dk] = append(s.blocking[dk], c)
+	}
+}
+
+// signalReady notes that key changed while clients block on it.
+func (s *Server) signalReady(db *DB, key string) {
+	dk := dbKey{db, key}
+	if _, ok := s.blocking[dk]; ok {
+		s.ready = append(s.ready, dk)
+	}
+}
+
+// serveBlocked re-runs the commands of clients blocked on ready keys, oldest first.
+func (s *Server) serveBlocked() {
+	for len(s.ready) > 0 {
+		dk := s.ready[0]
+		s.ready = s.ready[1:]
+		for _, c := range append([]*Client(nil), s.blocking[dk]...) {
+			if c.blocked == nil {
+				continue
+			}
+			bs := c.blocked
+			s.unblock(c)
+			c.blockOut.Reset()
+			cmd := s.table.lookup(bs.args[0])
+			x := &c.x
+			*x = Ctx{s: s, c: c, db: bs.db, cmd: cmd, args: bs.args, w: &c.blockOut}
+			s.exec(x)
+			if c.blocked != nil { // still nothing to take: keep waiting, same deadline
+				c.blocked.deadline = bs.deadline
+				continue
+			}
+			c.wake <- struct{}{}
+		}
+	}
+}
+
+// unblock removes c from every wait list.
+func (s *Server) unblock(c *Client) {
+	bs := c.blocked
+	if bs == nil {
+		return
+	}
+	c.blocked = nil
+	for _, k := range bs.keys {
+		dk := dbKey{bs.db, k}
+		list := s.blocking[dk]
+		for i, o := range list {
+			if o == c {
+				list = append(list[:i], list[i+1:]...)
+				break
+			}
+		}
+		if len(list) == 0 {
+			delete(s.blocking, dk)
+		} else {
+			s.blocking[dk] = list
+		}
+	}
+}
+
+// timeoutBlocked answers a still-blocked client with a null array. Runs on the executor.
+func (s *Server) timeoutBlocked(c *Client) {
+	if c.blocked == nil {
+		return // served meanwhile; its wake is already sent
+	}
+	s.unblock(c)
+	c.blockOut.Reset()
+	c.blockOut.NullArray()
+	c.wake <- struct{}{}
+}
+
+// waitBlocked runs on the connection goroutine while c is blocked: it waits for
+// the wake-up or the deadline, then writes the served reply.
+func (s *Server) waitBlocked(c *Client, conn redcon.Conn, deadline time.Time) {
+	var timer <-chan time.Time
+	if !deadline.IsZero() {
+		t := time.NewTimer(time.Until(deadline))
+		defer t.Stop()
+		timer = t.C
+	}
+	select {
+	case <-c.wake:
+	case <-timer:
+		s.jobs <- job{fn: func() { s.timeoutBlocked(c) }}
+		<-c.wake
+	case <-s.quit:
+		return
+	}
+	conn.WriteRaw(c.blockOut.Bytes())
+}
+
+// propagateAs sets what the AOF records for this command instead of its arguments
+// (absolute deadlines, the effect rather than the request). Free without an AOF.
+func (x *Ctx) propagateAs(args ...string) {
+	if len(x.s.hooks) == 0 {
+		return
+	}
+	x.rewrite = bargs(args...)
+}

@@ -1,0 +1,271 @@
+package myredis
+
+import (
+	"errors"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/tidwall/redcon"
+)
+
+// Clock tells the time; tests inject a fake one so expiry needs no sleeping.
+type Clock interface{ Now() time.Time }
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+// Server is a MyRedis instance: a redcon listener in front of one executor.
+type Server struct {
+	cfg   Config
+	clock Clock
+	log   *slog.Logger
+	table commandTable
+	dbs   []*DB
+
+	jobs         chan job
+	quit         chan struct{}
+	executorDone chan struct{}
+	rc           *redcon.Server
+	ln           net.Listener
+	started      time.Time
+
+	mu      sync.Mutex // guards clients (accept/close run on connection goroutines)
+	clients map[int64]*Client
+
+	// executor-owned
+	dirty    int64 // count of changes, as Redis's server.dirty
+	blocking map[dbKey][]*Client
+	ready    []dbKey
+	loading  bool // replaying the AOF: no expiry deletes
+	stats    stats
+	hooks    []func(db *DB, args [][]byte) // propagation listeners (AOF)
+
+	configHooks     []func(old, next Config) // CONFIG SET listeners
+	wrapHooks       []func(begin bool)       // EXEC/script boundaries for propagation
+	persistenceInfo func() [][2]string       // INFO persistence, set by the AOF
+}
+
+type stats struct {
+	commands, connections, expiredKeys, keyspaceHits, keyspaceMisses int64
+	rejectedConns                                                    int64
+}
+
+// Option customises a Server.
+type Option func(*Server)
+
+// WithClock injects a clock.
+func WithClock(c Clock) Option { return func(s *Server) { s.clock = c } }
+
+// WithLogger sets the logger.
+func WithLogger(l *slog.Logger) Option { return func(s *Server) { s.log = l } }
+
+// New builds a server from cfg. Call Serve or ListenAndServe to run it.
+func New(cfg Config, opts ...Option) *Server {
+	cfg.fillDefaults()
+	s := &Server{
+		cfg:          cfg,
+		clock:        systemClock{},
+		log:          slog.Default(),
+		jobs:         make(chan job, 1024),
+		quit:         make(chan struct{}),
+		executorDone: make(chan struct{}),
+		clients:      make(map[int64]*Client),
+		blocking:     make(map[dbKey][]*Client),
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	s.table = buildCommandTable()
+	s.dbs = make([]*DB, cfg.Databases)
+	for i := range s.dbs {
+		s.dbs[i] = newDB(s, i)
+	}
+	s.started = s.clock.Now()
+	go s.runExecutor()
+	return s
+}
+
+func (s *Server) nowMs() int64 { return s.clock.Now().UnixMilli() }
+
+// ListenAndServe listens on cfg.Bind:cfg.Port and serves until Close.
+func (s *Server) ListenAndServe() error {
+	ln, err := net.Listen("tcp", net.JoinHostPort(s.cfg.Bind, strconv.Itoa(s.cfg.Port)))
+	if err != nil {
+		return err
+	}
+	return s.Serve(ln)
+}
+
+// Serve accepts connections on ln until Close.
+func (s *Server) Serve(ln net.Listener) error {
+	s.ln = ln
+	s.rc = redcon.NewServer(ln.Addr().String(), s.handle, s.accept, s.closed)
+	go s.activeExpireLoop()
+	err := s.rc.Serve(guardListener{ln, s.cfg.ProtoMaxBulkLen})
+	if errors.Is(err, net.ErrClosed) {
+		return nil
+	}
+	return err
+}
+
+// Addr is the listening address, once serving.
+func (s *Server) Addr() net.Addr {
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Addr()
+}
+
+// Close stops accepting, closes every connection and stops the executor.
+func (s *Server) Close() error {
+	select {
+	case <-s.quit:
+		return nil
+	default:
+	}
+	close(s.quit)
+	var err error
+	if s.rc != nil {
+		err = s.rc.Close()
+	}
+	s.submit(func() {}) // let in-flight jobs finish
+	return err
+}
+
+func (s *Server) accept(conn redcon.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.clients) >= s.cfg.MaxClients {
+		conn.WriteError("ERR max number of clients reached")
+		s.stats.rejectedConns++
+		return false
+	}
+	c := newClient(s, conn)
+	conn.SetContext(c)
+	s.clients[c.id] = c
+	return true
+}
+
+func (s *Server) closed(conn redcon.Conn, err error) {
+	c, _ := conn.Context().(*Client)
+	if c == nil {
+		return
+	}
+	s.mu.Lock()
+	delete(s.clients, c.id)
+	s.mu.Unlock()
+	select {
+	case s.jobs <- job{fn: func() { s.forgetClient(c) }}:
+	case <-s.quit:
+	}
+}
+
+// forgetClient drops a closed client's WATCHes and waits. Runs on the executor.
+func (s *Server) forgetClient(c *Client) {
+	s.unwatchAll(c)
+	s.unblock(c)
+}
+
+// handle runs on the connection goroutine for the first command of each pipelined
+// batch: it hands the whole batch to the executor as one job and writes the replies.
+func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
+	c := conn.Context().(*Client)
+	c.cmds = append(c.cmds[:0], cmd)
+	c.cmds = append(c.cmds, conn.ReadPipeline()...)
+	for {
+		c.out.Reset()
+		select {
+		case s.jobs <- job{c: c}:
+		case <-s.quit:
+			conn.Close()
+			return
+		}
+		<-c.done
+		conn.WriteRaw(c.out.Bytes())
+		if c.closing {
+			conn.Close()
+			return
+		}
+		if !c.batchBlocked {
+			return
+		}
+		s.waitBlocked(c, conn, c.batchDeadline)
+		if len(c.pending) == 0 {
+			return
+		}
+		c.cmds = append(c.cmds[:0], c.pending...)
+	}
+}
+
+// Do runs one command on the executor as an internal client would (tests, tools).
+func (s *Server) Do(args ...string) []byte {
+	c := newClient(s, nil)
+	c.authed = true
+	argv := make([][]byte, len(args))
+	for i, a := range args {
+		argv[i] = []byte(a)
+	}
+	var w Writer
+	s.submit(func() { s.call(c, argv, &w) })
+	return w.Bytes()
+}
+
+// activeExpireLoop asks the executor hz times a second to reclaim expired keys.
+func (s *Server) activeExpireLoop() {
+	t := time.NewTicker(time.Second / time.Duration(s.cfg.Hz))
+	defer t.Stop()
+	for {
+		select {
+		case <-s.quit:
+			return
+		case <-t.C:
+			select {
+			case s.jobs <- job{fn: s.activeExpire}:
+			case <-s.quit:
+				return
+			}
+		}
+	}
+}
+
+// activeExpire runs one bounded active-expiry cycle over every database.
+func (s *Server) activeExpire() {
+	for _, db := range s.dbs {
+		if len(db.expires) > 0 {
+			db.activeExpireCycle(200)
+		}
+	}
+}
+
+// propagate hands a write to the listeners (the AOF). Runs on the executor.
+func (s *Server) propagate(db *DB, args [][]byte) {
+	for _, h := range s.hooks {
+		h(db, args)
+	}
+}
+
+// propagateExpired records the deletion of an expired key as a DEL.
+func (s *Server) propagateExpired(db *DB, key string) {
+	if len(s.hooks) > 0 {
+		s.propagate(db, [][]byte{[]byte("DEL"), []byte(key)})
+	}
+}
+
+// Open builds a server and loads its persistent state (the AOF, when enabled).
+func Open(cfg Config, opts ...Option) (*Server, error) {
+	s := New(cfg, opts...)
+	for _, fn := range openHooks {
+		if err := fn(s); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// openHooks run in Open after the server is built (the AOF registers one).
+var openHooks []func(*Server) error
