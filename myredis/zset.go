@@ -941,11 +941,6 @@ func nonzeroMantissa(lit string, digit func(byte) bool) bool {
 	return false
 }
 
-func isRangeErr(err error) bool {
-	ne, ok := err.(*strconv.NumError)
-	return ok && ne.Err == strconv.ErrRange
-}
-
 func sign(neg bool) int {
 	if neg {
 		return -1
