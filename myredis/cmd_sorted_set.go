@@ -500,7 +500,7 @@ func (sp rangeSpec) span(z *zset) (int, int) {
 	if sp.by == byScore {
 		start, end = z.ScoreSpan(sp.score)
 	} else {
-		start, end = z.LexSpan(sp.lex)
+		start, end = z.LexSpan(sp.lex, sp.reverse)
 	}
 	// Redis: a negative offset, or one past the set, selects nothing; a negative
 	// count means no limit.
@@ -970,12 +970,20 @@ const (
 	aggMax
 )
 
+// apply folds v into acc. MIN and MAX compare as Redis's C does (Go's min and
+// max would put -0 below 0).
 func (a aggregate) apply(acc, v float64) float64 {
 	switch a {
 	case aggMin:
-		return min(acc, v)
+		if v < acc {
+			return v
+		}
+		return acc
 	case aggMax:
-		return max(acc, v)
+		if v > acc {
+			return v
+		}
+		return acc
 	}
 	acc += v
 	if math.IsNaN(acc) { // inf + -inf: Redis's convention is 0
@@ -1170,7 +1178,9 @@ func zinter(srcs []*zset, weights []float64, agg aggregate) []zItem {
 			if !ok {
 				return true
 			}
-			score = agg.apply(score, weighted(weights[j], v))
+			// Only the first product is cleared of NaN (0 * inf): a NaN here
+			// makes a SUM NaN, which apply turns to 0, as in Redis.
+			score = agg.apply(score, v*weights[j])
 		}
 		items = append(items, zItem{score, it.member})
 		return true

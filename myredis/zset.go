@@ -638,11 +638,84 @@ func (r lexRange) aboveMax(m string) bool {
 	return m > r.max.s || (r.max.ex && m == r.max.s)
 }
 
-// LexSpan returns the ascending indices [start, end) of the members in r.
-func (z *zset) LexSpan(r lexRange) (int, int) {
-	start := z.tree.search(func(it zItem) bool { return r.aboveMin(it.member) })
-	end := z.tree.search(func(it zItem) bool { return r.aboveMax(it.member) })
-	return start, max(start, end)
+// empty reports whether r can hold nothing whatever the set: its min above its
+// max, or one point with an exclusive end (Redis's sdscmplex check).
+func (r lexRange) empty() bool {
+	c := compareLexBounds(r.min, r.max)
+	return c > 0 || (c == 0 && (r.min.ex || r.max.ex))
+}
+
+func compareLexBounds(a, b lexBound) int {
+	if a.inf != 0 || b.inf != 0 {
+		return a.inf - b.inf
+	}
+	return strings.Compare(a.s, b.s)
+}
+
+// LexSpan returns the ascending indices [start, end) of the members in r: what
+// ZRANGEBYLEX returns, or with reverse what ZREVRANGEBYLEX returns (from end-1
+// down). Redis defines lex ranges only when every member has the same score;
+// then this is two O(log n) searches. Otherwise it walks the set as Redis does a
+// listpack (the encoding of every set up to 128 members), in O(n): forward from
+// the first member not below min while members stay below max, or backward
+// from the last member not above max while members stay above min.
+func (z *zset) LexSpan(r lexRange, reverse bool) (int, int) {
+	n := z.Len()
+	if n == 0 {
+		return 0, 0
+	}
+	first, last := z.At(0), z.At(n-1)
+	if first.score == last.score {
+		start := z.tree.search(func(it zItem) bool { return r.aboveMin(it.member) })
+		end := z.tree.search(func(it zItem) bool { return r.aboveMax(it.member) })
+		return start, max(start, end)
+	}
+	if r.empty() || !r.aboveMin(last.member) || r.aboveMax(first.member) {
+		return 0, 0
+	}
+	if !reverse {
+		start, end := -1, 0
+		z.tree.ascend(0, func(it zItem) bool {
+			if start < 0 {
+				if r.aboveMin(it.member) {
+					start, end = end, end+1
+				} else {
+					end++
+				}
+				return true
+			}
+			if r.aboveMax(it.member) {
+				return false
+			}
+			end++
+			return true
+		})
+		return start, end
+	}
+	end, start := -1, n
+	z.tree.descend(n-1, func(it zItem) bool {
+		start--
+		if end < 0 {
+			if r.aboveMax(it.member) {
+				return true
+			}
+			if !r.aboveMin(it.member) {
+				start = -1 // the last member below max is below min: nothing
+				return false
+			}
+			end = start + 1
+			return true
+		}
+		if !r.aboveMin(it.member) {
+			start++
+			return false
+		}
+		return true
+	})
+	if start < 0 || end < 0 {
+		return 0, 0
+	}
+	return start, end
 }
 
 // CountScore counts the members with scores in r (ZCOUNT) in O(log n).
@@ -651,9 +724,10 @@ func (z *zset) CountScore(r scoreRange) int {
 	return end - start
 }
 
-// CountLex counts the members in r (ZLEXCOUNT) in O(log n).
+// CountLex counts the members in r (ZLEXCOUNT), in O(log n) when the scores are
+// equal.
 func (z *zset) CountLex(r lexRange) int {
-	start, end := z.LexSpan(r)
+	start, end := z.LexSpan(r, false)
 	return end - start
 }
 
@@ -675,7 +749,7 @@ func (z *zset) RemoveRangeByScore(r scoreRange) int {
 
 // RemoveRangeByLex removes the members in r.
 func (z *zset) RemoveRangeByLex(r lexRange) int {
-	return z.RemoveSpan(z.LexSpan(r))
+	return z.RemoveSpan(z.LexSpan(r, false))
 }
 
 // RemoveRangeByRank removes the members ranked start..stop (inclusive,
