@@ -12,6 +12,7 @@ require (
 	github.com/tidwall/redcon v1.6.4 // indirect
 	github.com/yuin/gopher-lua v1.1.2 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	pgregory.net/rapid v1.3.0 // indirect
 )
