@@ -70,8 +70,8 @@ type Options struct {
 type Hooks struct {
 	// OnAdmit is called after each round with the admissions the round confirmed.
 	OnAdmit func([]Admission)
-	// FailPoint is called at named points inside a round (see the strategy
-	// files for the names). Returning true makes the instance die there: the
+	// FailPoint is called at named points inside a round: "round:start"
+	// before every round, and the points listed in each strategy's file. Returning true makes the instance die there: the
 	// round stops without sending another command, Round and Run return
 	// ErrKilled, and the engine stays dead.
 	FailPoint func(point string) bool

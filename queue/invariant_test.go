@@ -53,7 +53,7 @@ type simResult struct {
 	maxObserved    int64 // highest ZCARD of the active set the observer saw
 	maxConfirmed   int   // highest count of confirmed admissions seen in the active set at once
 	observations   int
-	overtaken      int // admissions of a ticket after one that arrived later (FIFO breaks)
+	overtaken      int // pairs admitted out of arrival order while both were waiting (FIFO breaks)
 	maxDisplaced   int // largest |admission index - arrival index|
 	counters       Counters
 	elapsed        time.Duration
@@ -83,6 +83,9 @@ func runSim(t *testing.T, newClient func() redis.UniversalClient, cfg simConfig)
 		confSeq   atomic.Int64
 		liveDone  atomic.Int64
 		dead      = map[string]bool{}
+		joinedAt  sync.Map                              // ticket -> time its Join returned
+		started   = make([]atomic.Int64, cfg.instances) // unix ns each instance's latest round began
+		startOf   = map[string]int64{}                  // ticket -> when the round admitting it began
 		rng       = rand.New(rand.NewPCG(1, uint64(time.Now().UnixNano())))
 	)
 	engines := make([]*Engine, cfg.instances)
@@ -92,13 +95,14 @@ func runSim(t *testing.T, newClient func() redis.UniversalClient, cfg simConfig)
 			c.Close()
 		}
 	}()
-	onAdmit := func(as []Admission) {
+	onAdmit := func(i int, as []Admission) {
 		for _, a := range as {
 			confirmed.Store(a.Ticket, confSeq.Add(1))
 		}
 		mu.Lock()
 		defer mu.Unlock()
 		for _, a := range as {
+			startOf[a.Ticket] = started[i].Load()
 			admits[a.Ticket]++
 			order = append(order, a)
 			if !dead[a.Ticket] {
@@ -119,7 +123,15 @@ func runSim(t *testing.T, newClient func() redis.UniversalClient, cfg simConfig)
 		engines[i] = newEngine(t, c, q, Options{Strategy: cfg.strategy, Period: cfg.period,
 			InstanceID: fmt.Sprintf("i%d", i), LeaseMargin: 2 * time.Second, // the test checks the strategy, not the scheduler
 			Defaults: Settings{Slot: cfg.slot, Session: cfg.session, TicketTTL: 10 * time.Minute},
-			Hooks:    Hooks{OnAdmit: onAdmit}})
+			Hooks: Hooks{
+				OnAdmit: func(as []Admission) { onAdmit(i, as) },
+				// Not a failure: a probe of when each round begins.
+				FailPoint: func(p string) bool {
+					if p == "round:start" {
+						started[i].Store(time.Now().UnixNano())
+					}
+					return false
+				}}})
 	}
 	obs := newClient()
 	clients = append(clients, obs)
@@ -130,6 +142,7 @@ func runSim(t *testing.T, newClient func() redis.UniversalClient, cfg simConfig)
 	for i := 0; i < cfg.early; i++ {
 		st, err := engines[i%len(engines)].Join(bg, fmt.Sprintf("u%d", i))
 		require.NoError(t, err)
+		joinedAt.Store(st.Ticket, time.Now().UnixNano())
 		if cfg.deadEvery > 0 && i%cfg.deadEvery == cfg.deadEvery/2 {
 			require.NoError(t, obs.Del(bg, k.alive(st.Ticket)).Err())
 			dead[st.Ticket] = true
@@ -190,10 +203,12 @@ func runSim(t *testing.T, newClient func() redis.UniversalClient, cfg simConfig)
 				if i >= int64(cfg.users) {
 					return
 				}
-				if _, err := engines[int(i)%len(engines)].Join(bg, fmt.Sprintf("u%d", i)); err != nil {
+				st, err := engines[int(i)%len(engines)].Join(bg, fmt.Sprintf("u%d", i))
+				if err != nil {
 					joinErr.Store(err)
 					return
 				}
+				joinedAt.Store(st.Ticket, time.Now().UnixNano())
 			}
 		}()
 	}
@@ -258,14 +273,22 @@ func runSim(t *testing.T, newClient func() redis.UniversalClient, cfg simConfig)
 	for i, a := range byArrival {
 		arrivalIdx[a.Ticket] = i
 	}
-	var maxArrival int64
+	// A ticket is overtaken when one that arrived later is admitted before
+	// it although it was already waiting (its Join had returned) when the
+	// round admitting the later one began. Tickets still between INCR and
+	// ZADD in Join when a round runs are not overtaken, only not there yet.
 	for i, a := range byNumber {
-		if a.Arrival < maxArrival {
-			res.overtaken++
-		}
-		maxArrival = max(maxArrival, a.Arrival)
 		d := i - arrivalIdx[a.Ticket]
 		res.maxDisplaced = max(res.maxDisplaced, d, -d)
+	}
+	for i, y := range byNumber {
+		for _, x := range byNumber[i+1:] {
+			if x.Arrival < y.Arrival {
+				if j, ok := joinedAt.Load(x.Ticket); ok && j.(int64) < startOf[y.Ticket] {
+					res.overtaken++
+				}
+			}
+		}
 	}
 	return res
 }

@@ -79,7 +79,7 @@ func (e *Engine) fail(point string) bool {
 // bench may call it directly.
 func (e *Engine) Round(ctx context.Context) (RoundResult, error) {
 	var r RoundResult
-	if e.dead.Load() {
+	if e.fail("round:start") {
 		return r, ErrKilled
 	}
 	set, err := e.Settings(ctx)

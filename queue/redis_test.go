@@ -71,7 +71,7 @@ func TestMain(m *testing.M) {
 
 func setupStores() {
 	if path, err := exec.LookPath("redis-server"); err == nil {
-		addr, stop, err := startRedisServer(path, os.TempDir())
+		addr, stop, err := startRedisServer(path, os.TempDir(), nil)
 		if err != nil {
 			storesErr = append(storesErr, "redis-server: "+err.Error())
 		} else {
@@ -134,16 +134,20 @@ func freePort() (int, error) {
 }
 
 // startRedisServer starts redis-server on a free loopback port with no
-// persistence, in dir, with extra arguments, and waits until it answers PING.
-func startRedisServer(path, dir string, extra ...string) (string, func(), error) {
+// persistence, in dir, with extra arguments (made for the chosen port), and
+// waits until it answers PING.
+func startRedisServer(path, dir string, extra func(port int) []string) (string, func(), error) {
 	var lastErr error
 	for try := 0; try < 5; try++ {
 		port, err := freePort()
 		if err != nil {
 			return "", nil, err
 		}
-		args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--save", "", "--appendonly", "no", "--dir", dir, "--logfile", ""}, extra...)
+		args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+			"--save", "", "--appendonly", "no", "--dir", dir, "--logfile", ""}
+		if extra != nil {
+			args = append(args, extra(port)...)
+		}
 		cmd := exec.Command(path, args...)
 		if err := cmd.Start(); err != nil {
 			return "", nil, err
