@@ -52,6 +52,14 @@ func TestJoinIsIdempotentPerUser(t *testing.T) {
 		require.NoError(t, err)
 		require.EqualValues(t, 3, st.Waiting, "alice, bob, carol")
 
+		// Once alice's ticket is over, joining again gives her a new one.
+		_, err = e.Release(bg, a1.Ticket)
+		require.NoError(t, err)
+		a3, err := e.Join(bg, "alice")
+		require.NoError(t, err)
+		require.NotEqual(t, a1.Ticket, a3.Ticket)
+		require.EqualValues(t, 2, a3.Position, "behind bob and carol")
+
 		// Anonymous joins always get a new ticket.
 		x, _ := e.Join(bg, "")
 		y, _ := e.Join(bg, "")
@@ -94,8 +102,16 @@ func TestPositionAfterOthersLeave(t *testing.T) {
 		require.True(t, st.HasETA, "an admission happened, so there is a rate")
 		require.Greater(t, st.ETA, time.Duration(0))
 
-		st, _ = e.Status(bg, ids[1])
+		st, err = e.Status(bg, ids[1])
+		require.NoError(t, err)
 		require.Equal(t, StateExpired, st.State, "released ticket")
+		stats, err := e.Stats(bg)
+		require.NoError(t, err)
+		require.EqualValues(t, 1, stats.Active)
+		require.EqualValues(t, 2, stats.Waiting)
+		require.EqualValues(t, 1, stats.AdmittedTotal)
+		require.Greater(t, stats.AdmitRate, 0.0)
+		require.Equal(t, 1, stats.Settings.Slot)
 	})
 }
 
