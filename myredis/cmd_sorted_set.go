@@ -749,6 +749,11 @@ func parseTimeout(arg []byte) (d time.Duration, errMsg string) {
 
 // --- ZRANDMEMBER, ZSCAN ---
 
+// zrandMax bounds ZRANDMEMBER's negative count. Redis would build a reply of
+// any size; here one command would then hold the executor, and every other
+// client, for as long as it takes, so a count past this is refused.
+const zrandMax = 1 << 24
+
 func cmdZrandmember(x *Ctx) {
 	if x.nargs() == 2 {
 		z, ok := x.readZSet(x.arg(1))
@@ -797,6 +802,10 @@ func cmdZrandmember(x *Ctx) {
 		n := clampInt(count)
 		if n < 0 {
 			n = -n
+		}
+		if n > zrandMax {
+			x.err(msgOutOfRange)
+			return
 		}
 		if withScores {
 			x.w.Array(2 * n)

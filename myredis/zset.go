@@ -359,11 +359,18 @@ func (n *zNode) rebalance(k int) {
 	}
 	half := total / 2
 	if a.leaf() {
-		all := append(append(make([]zItem, 0, total), a.items...), b.items...)
-		clear(a.items)
-		clear(b.items)
-		a.items = append(roomFor(a.items[:0], half), all[:half]...)
-		b.items = append(roomFor(b.items[:0], total-half), all[half:]...)
+		// move items across the boundary in place (ZPOPMIN does this every
+		// few dozen pops)
+		if m := half - len(a.items); m > 0 {
+			a.items = append(roomFor(a.items, half), b.items[:m]...)
+			rest := copy(b.items, b.items[m:])
+			clear(b.items[rest:])
+			b.items = b.items[:rest]
+		} else if m < 0 {
+			b.items = slices.Insert(roomFor(b.items, total-half), 0, a.items[half:]...)
+			clear(a.items[half:])
+			a.items = a.items[:half]
+		}
 		n.keys[k+1] = b.items[0]
 		n.counts[k], n.counts[k+1] = half, total-half
 		return
