@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"pgregory.net/rapid"
 )
 
 // Tests for the sorted-set commands through a real connection: each step sends a
@@ -664,4 +667,147 @@ func TestParseScanCursor(t *testing.T) {
 			t.Errorf("parseScanCursor(%q) = %d %v, want %d %v", tc.in, got, ok, tc.want, tc.ok)
 		}
 	}
+}
+
+// TestSortedSetCommandsModel drives random ZADD, ZINCRBY, ZREM, ZPOPMIN and
+// ZREMRANGEBY* commands against a sorted-slice model and checks ZRANGE
+// WITHSCORES, ZCARD, ZRANK and ZSCORE of every member after each step.
+func TestSortedSetCommandsModel(t *testing.T) {
+	s := New(Config{})
+	defer s.Close()
+	do := func(args ...string) string { return string(s.Do(args...)) }
+	rapid.Check(t, func(t *rapid.T) {
+		do("FLUSHALL")
+		var m zmodel
+		members := rapid.SampledFrom([]string{"a", "b", "c", "d", "e", "f", "aa"})
+		scores := rapid.IntRange(-3, 3)
+		oneScore := rapid.Bool().Draw(t, "oneScore") // makes ZREMRANGEBYLEX meaningful
+		score := func(t *rapid.T) int {
+			if oneScore {
+				return 0
+			}
+			return scores.Draw(t, "score")
+		}
+		t.Repeat(map[string]func(*rapid.T){
+			"ZADD": func(t *rapid.T) {
+				mem, sc := members.Draw(t, "member"), score(t)
+				want := rInt(1)
+				if m.find(mem) >= 0 {
+					want = rInt(0)
+				}
+				if got := do("ZADD", "z", strconv.Itoa(sc), mem); got != want {
+					t.Fatalf("ZADD = %q, want %q", got, want)
+				}
+				m.add(mem, float64(sc))
+			},
+			"ZINCRBY": func(t *rapid.T) {
+				if oneScore {
+					t.Skip("scores stay equal")
+				}
+				mem, by := members.Draw(t, "member"), scores.Draw(t, "by")
+				cur := 0.0
+				if i := m.find(mem); i >= 0 {
+					cur = m[i].score
+				}
+				if got, want := do("ZINCRBY", "z", strconv.Itoa(by), mem), rBulk(formatScore(cur+float64(by))); got != want {
+					t.Fatalf("ZINCRBY = %q, want %q", got, want)
+				}
+				m.add(mem, cur+float64(by))
+			},
+			"ZREM": func(t *rapid.T) {
+				mem := members.Draw(t, "member")
+				i := m.find(mem)
+				if got, want := do("ZREM", "z", mem), rInt(btoi(i >= 0)); got != want {
+					t.Fatalf("ZREM = %q, want %q", got, want)
+				}
+				if i >= 0 {
+					m = slices.Delete(m, i, i+1)
+				}
+			},
+			"ZPOPMIN": func(t *rapid.T) {
+				n := rapid.IntRange(0, 3).Draw(t, "n")
+				k := min(n, len(m))
+				var want []string
+				for _, it := range m[:k] {
+					want = append(want, it.member, formatScore(it.score))
+				}
+				if got := do("ZPOPMIN", "z", strconv.Itoa(n)); got != rBulks(want...) {
+					t.Fatalf("ZPOPMIN %d = %q, want %q", n, got, rBulks(want...))
+				}
+				m = slices.Delete(m, 0, k)
+			},
+			"ZREMRANGEBYSCORE": func(t *rapid.T) {
+				lo, hi := scores.Draw(t, "min"), scores.Draw(t, "max")
+				minEx, maxEx := rapid.Bool().Draw(t, "minEx"), rapid.Bool().Draw(t, "maxEx")
+				r := scoreRange{float64(lo), float64(hi), minEx, maxEx}
+				a, b := strconv.Itoa(lo), strconv.Itoa(hi)
+				if minEx {
+					a = "(" + a
+				}
+				if maxEx {
+					b = "(" + b
+				}
+				s, e := m.span(func(it zItem) bool { return r.aboveMin(it.score) && !r.aboveMax(it.score) })
+				if got := do("ZREMRANGEBYSCORE", "z", a, b); got != rInt(e-s) {
+					t.Fatalf("ZREMRANGEBYSCORE %s %s = %q, want %d", a, b, got, e-s)
+				}
+				m = slices.Delete(m, s, e)
+			},
+			"ZREMRANGEBYRANK": func(t *rapid.T) {
+				start, stop := rapid.IntRange(-5, 5).Draw(t, "start"), rapid.IntRange(-5, 5).Draw(t, "stop")
+				z := newZSet()
+				for _, it := range m {
+					z.Add(it.member, it.score)
+				}
+				s, e := z.RankSpan(start, stop, false)
+				if got := do("ZREMRANGEBYRANK", "z", strconv.Itoa(start), strconv.Itoa(stop)); got != rInt(e-s) {
+					t.Fatalf("ZREMRANGEBYRANK %d %d = %q, want %d", start, stop, got, e-s)
+				}
+				m = slices.Delete(m, s, e)
+			},
+			"ZREMRANGEBYLEX": func(t *rapid.T) {
+				if !oneScore {
+					t.Skip("lex ranges need equal scores")
+				}
+				b := rapid.SampledFrom([]string{"-", "+", "[a", "(a", "[b", "(c", "[e", "(aa"})
+				lo, hi := b.Draw(t, "min"), b.Draw(t, "max")
+				r, _ := parseLexRange(lo, hi)
+				s, e := m.span(func(it zItem) bool { return r.aboveMin(it.member) && !r.aboveMax(it.member) })
+				if got := do("ZREMRANGEBYLEX", "z", lo, hi); got != rInt(e-s) {
+					t.Fatalf("ZREMRANGEBYLEX %s %s = %q, want %d", lo, hi, got, e-s)
+				}
+				m = slices.Delete(m, s, e)
+			},
+			"": func(t *rapid.T) {
+				var want []string
+				for _, it := range m {
+					want = append(want, it.member, formatScore(it.score))
+				}
+				if got := do("ZRANGE", "z", "0", "-1", "WITHSCORES"); got != rBulks(want...) {
+					t.Fatalf("ZRANGE = %q, want %q", got, rBulks(want...))
+				}
+				if got := do("ZCARD", "z"); got != rInt(len(m)) {
+					t.Fatalf("ZCARD = %q, want %d", got, len(m))
+				}
+				if got := do("EXISTS", "z"); got != rInt(btoi(len(m) > 0)) {
+					t.Fatalf("EXISTS = %q with %d members", got, len(m))
+				}
+				for i, it := range m {
+					if got := do("ZRANK", "z", it.member); got != rInt(i) {
+						t.Fatalf("ZRANK %s = %q, want %d", it.member, got, i)
+					}
+					if got := do("ZSCORE", "z", it.member); got != rBulk(formatScore(it.score)) {
+						t.Fatalf("ZSCORE %s = %q, want %v", it.member, got, it.score)
+					}
+				}
+			},
+		})
+	})
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
