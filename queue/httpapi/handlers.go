@@ -64,7 +64,7 @@ func pollAfter(ahead int64, ticketTTL time.Duration) time.Duration {
 		limit = ttl
 	}
 	d = min(d, limit)
-	return max(d, 200*time.Millisecond)
+	return max(d, 50*time.Millisecond)
 }
 
 // statusResponse renders an engine status as the API's status code and body.

@@ -41,6 +41,9 @@ func newMetrics(reg *prometheus.Registry, s *Server) (*metrics, error) {
 			Help: "Server-sent event streams open on this instance.",
 		}),
 	}
+	for _, op := range []string{"join", "status", "enter", "heartbeat", "release", "stats", "settings", "ping", "metrics"} {
+		m.storeErrors.WithLabelValues(op) // export every series from the start, at 0
+	}
 	for _, c := range []prometheus.Collector{m.requests, m.storeErrors, m.streams, &engineCollector{s: s}} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
