@@ -20,6 +20,7 @@ import (
 	"os/signal"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -58,12 +59,13 @@ func run(args []string) int {
 	fs.StringVar(&g.listen, "listen", ":8081", "HTTP listen address")
 	fs.StringVar(&g.redisURL, "redis-url", "redis://127.0.0.1:6379/0", "the store: MyRedis or Redis (redis://[:password@]host:port/db, rediss:// for TLS)")
 	fs.BoolVar(&g.redisCluster, "redis-cluster", false, "the store is a Redis Cluster (seed nodes as redis://host:port?addr=host2:port2)")
-	fs.Var(&g.queues, "queue", "a queue to serve: `name[:slot=N,session=D,ticket-ttl=D,period=D,strategy=S,target-url=URL]`; repeat for several (default tickets)")
+	fs.Var(&g.queues, "queue", "a `queue` to serve, as name[:slot=N,session=D,ticket-ttl=D,period=D,strategy=S,target-url=URL]; repeat for several (default tickets)")
 	fs.IntVar(&g.slot, "slot", queue.DefaultSettings.Slot, "default cap of admitted users per queue (the store's value wins once set)")
 	fs.DurationVar(&g.session, "session", queue.DefaultSettings.Session, "default session length of an admitted user without heartbeat")
 	fs.DurationVar(&g.ticketTTL, "ticket-ttl", queue.DefaultSettings.TicketTTL, "default life of a waiting ticket without a status poll")
 	fs.DurationVar(&g.period, "period", 200*time.Millisecond, "admission period")
-	strategy := fs.String("strategy", string(queue.Atomic), "admission strategy: naive, leader, optimistic or atomic")
+	g.strategy = queue.Atomic
+	fs.Var((*strategyFlag)(&g.strategy), "strategy", "admission `strategy`: naive, leader, optimistic or atomic")
 	fs.StringVar(&g.secret, "secret", "", "HMAC secret shared by all instances, at least 32 bytes (required unless --dev)")
 	fs.StringVar(&g.adminToken, "admin-token", "", "bearer token for PUT /v1/queues/{q} (empty: admin API off)")
 	fs.StringVar(&g.targetURL, "target-url", "", "where admitted users are sent, with ?pass=...")
@@ -76,11 +78,6 @@ func run(args []string) int {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
-		fmt.Fprintln(os.Stderr, "queue:", err)
-		return 2
-	}
-	var err error
-	if g.strategy, err = queue.ParseStrategy(*strategy); err != nil {
 		fmt.Fprintln(os.Stderr, "queue:", err)
 		return 2
 	}
@@ -98,6 +95,20 @@ func run(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// strategyFlag is --strategy, checked as it is set.
+type strategyFlag queue.Strategy
+
+func (f *strategyFlag) String() string { return string(*f) }
+
+func (f *strategyFlag) Set(v string) error {
+	s, err := queue.ParseStrategy(v)
+	if err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "queue: "))
+	}
+	*f = strategyFlag(s)
+	return nil
 }
 
 // check validates the flags and fills the derived defaults.
@@ -144,6 +155,21 @@ func newLogger(level, format string) (*slog.Logger, error) {
 	return nil, fmt.Errorf("--log-format %q: want text or json", format)
 }
 
+// redisLog routes go-redis's own messages (failed dials, mostly) to slog,
+// at most one every few seconds so an outage does not flood the log.
+type redisLog struct {
+	log  *slog.Logger
+	last atomic.Int64
+}
+
+func (r *redisLog) Printf(_ context.Context, format string, v ...any) {
+	now := time.Now().UnixNano()
+	if last := r.last.Load(); now-last < int64(5*time.Second) || !r.last.CompareAndSwap(last, now) {
+		return
+	}
+	r.log.Warn("store client", "detail", fmt.Sprintf(format, v...))
+}
+
 func newStore(g globals) (redis.UniversalClient, error) {
 	const timeout = time.Second
 	if g.redisCluster {
@@ -165,6 +191,7 @@ func newStore(g globals) (redis.UniversalClient, error) {
 // serve runs the instance until SIGINT or SIGTERM.
 func serve(g globals, log *slog.Logger) error {
 	log = log.With("instance", g.instanceID)
+	redis.SetLogger(&redisLog{log: log})
 	rdb, err := newStore(g)
 	if err != nil {
 		return err

@@ -18,7 +18,7 @@ import (
 
 	"waitroom/queue"
 	"waitroom/queue/demosite"
-	"waitroom/queue/internal/teststore"
+	"waitroom/queue/storetest"
 )
 
 func artifactsDir(t *testing.T) string {
@@ -50,7 +50,7 @@ type browserRoom struct {
 }
 
 func newBrowserRoom(t *testing.T, slot, ahead int) *browserRoom {
-	st := teststore.Start(t)
+	st := storetest.Start(t)
 	var site http.Handler
 	siteTS := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { site.ServeHTTP(w, r) }))
 	t.Cleanup(siteTS.Close)

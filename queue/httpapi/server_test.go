@@ -1,7 +1,7 @@
 package httpapi_test
 
 // HTTP tests for every route and error status, through httptest against a
-// real store (MyRedis in process, or redis-server; see queue/internal/teststore).
+// real store (MyRedis in process, or redis-server; see queue/storetest).
 
 import (
 	"bufio"
@@ -23,7 +23,7 @@ import (
 
 	"waitroom/queue"
 	"waitroom/queue/httpapi"
-	"waitroom/queue/internal/teststore"
+	"waitroom/queue/storetest"
 )
 
 var secret = []byte("httpapi-test-secret-httpapi-test-secret")
@@ -64,7 +64,7 @@ func newEnv(t *testing.T, addr string, o envOpt, queues ...queueConf) *env {
 	if o.period == 0 {
 		o.period = 50 * time.Millisecond
 	}
-	rdb := teststore.ClientFor(t, addr)
+	rdb := storetest.ClientFor(t, addr)
 	e := &env{t: t, rdb: rdb, engs: map[string]*queue.Engine{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	var rooms []httpapi.Queue
@@ -179,7 +179,7 @@ func assertError(t *testing.T, r res, code int) {
 }
 
 func TestJoin(t *testing.T) {
-	st := teststore.Start(t)
+	st := storetest.Start(t)
 	q := uniq("join")
 	e := newEnv(t, st.Addr, envOpt{}, queueConf{name: q, set: queue.Settings{Slot: 1}})
 	path := "/v1/queues/" + q + "/join"
@@ -228,7 +228,7 @@ func TestJoin(t *testing.T) {
 }
 
 func TestStatus(t *testing.T) {
-	st := teststore.Start(t)
+	st := storetest.Start(t)
 	q, other := uniq("status"), uniq("other")
 	e := newEnv(t, st.Addr, envOpt{},
 		queueConf{name: q, set: queue.Settings{Slot: 1}, target: "http://shop.example/checkout?lang=en"},
@@ -287,7 +287,7 @@ func TestStatus(t *testing.T) {
 
 // A waiting ticket nobody polls expires; polling keeps it.
 func TestStatusTicketTTL(t *testing.T) {
-	st := teststore.Start(t)
+	st := storetest.Start(t)
 	q := uniq("ttl")
 	e := newEnv(t, st.Addr, envOpt{}, queueConf{name: q, set: queue.Settings{Slot: 1, TicketTTL: 600 * time.Millisecond}})
 	tickets := e.fill(q, 3, 1)
@@ -306,7 +306,7 @@ func TestStatusTicketTTL(t *testing.T) {
 }
 
 func TestEnter(t *testing.T) {
-	st := teststore.Start(t)
+	st := storetest.Start(t)
 	q := uniq("enter")
 	e := newEnv(t, st.Addr, envOpt{}, queueConf{name: q, set: queue.Settings{Slot: 2}})
 	tickets := e.fill(q, 3, 2)
@@ -340,7 +340,7 @@ func TestEnter(t *testing.T) {
 }
 
 func TestHeartbeatAndRelease(t *testing.T) {
-	st := teststore.Start(t)
+	st := storetest.Start(t)
 	q := uniq("hb")
 	e := newEnv(t, st.Addr, envOpt{}, queueConf{name: q, set: queue.Settings{Slot: 1, Session: 30 * time.Second}})
 	tickets := e.fill(q, 2, 1)
@@ -383,7 +383,7 @@ func TestHeartbeatAndRelease(t *testing.T) {
 // Release triggers a round on the instance at once: with a one-minute period
 // the next user is still admitted within moments.
 func TestReleaseAdmitsAtOnce(t *testing.T) {
-	st := teststore.Start(t)
+	st := storetest.Start(t)
 	q := uniq("rel")
 	e := newEnv(t, st.Addr, envOpt{period: time.Minute}, queueConf{name: q, set: queue.Settings{Slot: 1}})
 	a := e.join(q, "").str("ticket")
@@ -398,7 +398,7 @@ func TestReleaseAdmitsAtOnce(t *testing.T) {
 }
 
 func TestQueueInfoAndAdmin(t *testing.T) {
-	st := teststore.Start(t)
+	st := storetest.Start(t)
 	q := uniq("admin")
 	e := newEnv(t, st.Addr, envOpt{adminToken: adminToken}, queueConf{name: q, set: queue.Settings{Slot: 2}})
 	tickets := e.fill(q, 5, 2)
@@ -457,7 +457,7 @@ func TestQueueInfoAndAdmin(t *testing.T) {
 // A ticket issued by one instance is accepted by another with the same
 // secret, and refused by one with another secret.
 func TestTicketAcrossInstances(t *testing.T) {
-	st := teststore.Start(t)
+	st := storetest.Start(t)
 	q := uniq("cross")
 	a := newEnv(t, st.Addr, envOpt{}, queueConf{name: q, set: queue.Settings{Slot: 1}})
 	b := newEnv(t, st.Addr, envOpt{}, queueConf{name: q, set: queue.Settings{Slot: 1}})
@@ -470,7 +470,7 @@ func TestTicketAcrossInstances(t *testing.T) {
 }
 
 func TestEvents(t *testing.T) {
-	st := teststore.Start(t)
+	st := storetest.Start(t)
 	q := uniq("events")
 	e := newEnv(t, st.Addr, envOpt{period: time.Minute}, queueConf{name: q, set: queue.Settings{Slot: 1}})
 	tickets := e.fill(q, 2, 1)
@@ -540,7 +540,7 @@ func next(t *testing.T, events <-chan [2]string) [2]string {
 }
 
 func TestHealthMetricsAndPages(t *testing.T) {
-	st := teststore.Start(t)
+	st := storetest.Start(t)
 	q := uniq("pages")
 	e := newEnv(t, st.Addr, envOpt{}, queueConf{name: q, set: queue.Settings{Slot: 1}})
 	e.fill(q, 2, 1)
@@ -596,8 +596,8 @@ func TestHealthMetricsAndPages(t *testing.T) {
 // Store down: every route that needs the store answers 503 with
 // Retry-After, nothing panics, and the service recovers by itself.
 func TestStoreDown(t *testing.T) {
-	st := teststore.Start(t)
-	proxy := teststore.NewProxy(t, st.Addr)
+	st := storetest.Start(t)
+	proxy := storetest.NewProxy(t, st.Addr)
 	q := uniq("down")
 	e := newEnv(t, proxy.Addr(), envOpt{adminToken: adminToken}, queueConf{name: q, set: queue.Settings{Slot: 1}})
 	tickets := e.fill(q, 2, 1)
@@ -638,8 +638,8 @@ func TestStoreDown(t *testing.T) {
 // An event stream survives an outage: it reports "unavailable" and carries
 // on when the store returns.
 func TestEventsStoreOutage(t *testing.T) {
-	st := teststore.Start(t)
-	proxy := teststore.NewProxy(t, st.Addr)
+	st := storetest.Start(t)
+	proxy := storetest.NewProxy(t, st.Addr)
 	q := uniq("evdown")
 	e := newEnv(t, proxy.Addr(), envOpt{}, queueConf{name: q, set: queue.Settings{Slot: 1}})
 	tickets := e.fill(q, 2, 1)
@@ -662,7 +662,7 @@ func TestEventsStoreOutage(t *testing.T) {
 }
 
 func TestDrainEndsStreams(t *testing.T) {
-	st := teststore.Start(t)
+	st := storetest.Start(t)
 	q := uniq("drain")
 	e := newEnv(t, st.Addr, envOpt{}, queueConf{name: q, set: queue.Settings{Slot: 1}})
 	tickets := e.fill(q, 2, 1)

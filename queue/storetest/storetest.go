@@ -1,9 +1,9 @@
-// Package teststore gives the queue service's tests a store: MyRedis in
+// Package storetest gives the queue service's tests a store: MyRedis in
 // process when it serves every command the engine uses (sorted sets, hashes,
 // EVAL), otherwise a redis-server child on a free loopback port; with neither
 // the test is skipped with the reason. WAITROOM_TEST_STORE=myredis or =redis
 // forces one.
-package teststore
+package storetest
 
 import (
 	"context"
