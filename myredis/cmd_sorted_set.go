@@ -858,7 +858,7 @@ const (
 // skipped; Redis's hash-table cursor does not skip. Small sets are returned
 // whole, as Redis returns a listpack.
 func cmdZscan(x *Ctx) {
-	cursor, ok := parseScanCursor(x.arg(2))
+	cursor, ok := parseScanCursorString(x.arg(2))
 	if !ok {
 		x.err(msgInvalidCursor)
 		return
@@ -925,9 +925,10 @@ func isSmallZSet(z *zset) bool {
 	return small
 }
 
-// parseScanCursor reads a cursor as Redis does, with C's strtoul: optional sign
-// (a negative cursor wraps around), digits, nothing else; the empty string is 0.
-func parseScanCursor(s string) (uint64, bool) {
+// parseScanCursorString reads a cursor as Redis does, with C's strtoul: optional
+// sign (a negative cursor wraps around), digits, nothing else; the empty string
+// is 0.
+func parseScanCursorString(s string) (uint64, bool) {
 	if s != "" && isCSpace(s[0]) {
 		return 0, false
 	}
@@ -947,7 +948,7 @@ func parseScanCursor(s string) (uint64, bool) {
 		return 0, true
 	}
 	for i := 0; i < len(digits); i++ {
-		if !isDigit(digits[i]) {
+		if !isDecimalDigit(digits[i]) {
 			return 0, false
 		}
 	}

@@ -662,9 +662,9 @@ func TestParseScanCursor(t *testing.T) {
 		{"18446744073709551615", 1<<64 - 1, true}, {"18446744073709551616", 0, false},
 		{" 1", 0, false}, {"1 ", 0, false}, {"x", 0, false}, {"-", 0, false}, {"1\x00x", 1, true},
 	} {
-		got, ok := parseScanCursor(tc.in)
+		got, ok := parseScanCursorString(tc.in)
 		if got != tc.want || ok != tc.ok {
-			t.Errorf("parseScanCursor(%q) = %d %v, want %d %v", tc.in, got, ok, tc.want, tc.ok)
+			t.Errorf("parseScanCursorString(%q) = %d %v, want %d %v", tc.in, got, ok, tc.want, tc.ok)
 		}
 	}
 }

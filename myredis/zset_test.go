@@ -742,7 +742,7 @@ func FuzzParseScore(f *testing.F) {
 		nonzero := strings.Trim(mant, "0.") != ""
 		outOfRange := err != nil || (want == 0 && nonzero)
 		if strings.Contains(lit, "inf") {
-			want, outOfRange = math.Inf(sign(lit[0] == '-')), false
+			want, outOfRange = math.Inf(infSign(lit[0] == '-')), false
 		}
 		if ok == outOfRange || (ok && got != want) {
 			t.Fatalf("parseScore(%q) = %v %v; want %v, out of range %v (%v)", s, got, ok, want, outOfRange, err)
