@@ -153,6 +153,7 @@ func (s *Server) configParams() map[string]func() string {
 		"save":               func() string { return "" },
 		"maxmemory":          func() string { return "0" },
 		"timeout":            func() string { return "0" },
+		"io-threads":         func() string { return strconv.Itoa(runtime.GOMAXPROCS(0)) },
 	}
 }
 

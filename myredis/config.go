@@ -23,6 +23,9 @@ type Config struct {
 	Dir             string
 	AppendFilename  string
 	Workers         int
+	// IOThreads is how many threads run Go code (GOMAXPROCS), set by cmd/myredis;
+	// 0 leaves the choice to it (see threads there).
+	IOThreads int
 }
 
 // DefaultConfig is redis-server's defaults, bound to loopback.
@@ -150,6 +153,11 @@ func (c *Config) Set(name, val string) error {
 		c.AppendFilename = val
 	case "workers":
 		c.Workers, err = strconv.Atoi(val)
+	case "io-threads":
+		c.IOThreads, err = strconv.Atoi(val)
+		if err == nil && (c.IOThreads < 1 || c.IOThreads > 128) {
+			err = fmt.Errorf("argument must be between 1 and 128 inclusive")
+		}
 	case "save", "daemonize", "protected-mode", "logfile":
 		// accepted for compatibility; MyRedis has no RDB and stays in the foreground
 	default:
