@@ -2,7 +2,10 @@ module waitroom
 
 go 1.26.8
 
-require github.com/tidwall/redcon v1.6.4
+require (
+	github.com/tidwall/redcon v1.6.4
+	github.com/yuin/gopher-lua v1.1.2
+)
 
 require (
 	github.com/tidwall/btree v1.8.2 // indirect

@@ -95,6 +95,7 @@ var commandGroups = []func() []*command{
 	commandsConnection,
 	commandsServer,
 	commandsTransaction,
+	commandsScripting,
 }
 
 // errUnknownCommand is Redis's reply to a command name it does not know.

@@ -44,6 +44,12 @@ type Server struct {
 	stats    stats
 	hooks    []func(db *DB, args [][]byte) // propagation listeners (AOF)
 
+	lua          *luaEngine // created by the first script
+	scriptTimeMs int64      // while a script runs, the time it started: the clock stands still
+
+	// shared with connection goroutines: BUSY replies and SCRIPT KILL
+	scriptGuard scriptGuard
+
 	configHooks     []func(old, next Config) // CONFIG SET listeners
 	wrapHooks       []func(begin bool)       // EXEC/script boundaries for propagation
 	persistenceInfo func() [][2]string       // INFO persistence, set by the AOF
@@ -85,11 +91,22 @@ func New(cfg Config, opts ...Option) *Server {
 		s.dbs[i] = newDB(s, i)
 	}
 	s.started = s.clock.Now()
+	s.scriptGuard.limitMs.Store(cfg.luaTimeLimit())
+	s.configHooks = append(s.configHooks, func(_, next Config) {
+		s.scriptGuard.limitMs.Store(next.luaTimeLimit())
+	})
 	go s.runExecutor()
 	return s
 }
 
-func (s *Server) nowMs() int64 { return s.clock.Now().UnixMilli() }
+// nowMs is the time expiry is judged by. Inside a script it is the script's start
+// time, as in Redis, so a key cannot expire halfway through a script.
+func (s *Server) nowMs() int64 {
+	if s.scriptTimeMs != 0 {
+		return s.scriptTimeMs
+	}
+	return s.clock.Now().UnixMilli()
+}
 
 // ListenAndServe listens on cfg.Bind:cfg.Port and serves until Close.
 func (s *Server) ListenAndServe() error {
@@ -176,6 +193,10 @@ func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
 	c := conn.Context().(*Client)
 	c.cmds = append(c.cmds[:0], cmd)
 	c.cmds = append(c.cmds, conn.ReadPipeline()...)
+	if s.scriptGuard.busy(s.clock) {
+		conn.WriteRaw(s.answerBusy(c))
+		return
+	}
 	for {
 		c.out.Reset()
 		select {

@@ -1,0 +1,283 @@
+package myredis
+
+// The library a script sees besides redis.call: the redis.* helpers, and the
+// base-library functions replaced to behave as Redis 7.0's Lua 5.1 does.
+
+import (
+	"context"
+	"log/slog"
+	"math"
+	"runtime/metrics"
+	"strconv"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+func luaErrorReply(L *lua.LState) int {
+	s, ok := L.Get(1).(lua.LString)
+	if L.GetTop() != 1 || !ok {
+		L.Push(luaErrorTable(L, msgLuaArgsWrong))
+		return 1
+	}
+	text := string(s)
+	if !strings.HasPrefix(text, "-") {
+		text = "-" + text
+	}
+	L.Push(luaErrorTable(L, text))
+	return 1
+}
+
+func luaStatusReply(L *lua.LState) int {
+	s, ok := L.Get(1).(lua.LString)
+	if L.GetTop() != 1 || !ok {
+		L.Push(luaErrorTable(L, msgLuaArgsWrong))
+		return 1
+	}
+	t := L.CreateTable(0, 1)
+	t.RawSetString("ok", s)
+	L.Push(t)
+	return 1
+}
+
+func luaSha1hex(L *lua.LState) int {
+	if L.GetTop() != 1 {
+		L.Error(luaErrorTable(L, msgLuaSha1Args), 0)
+	}
+	var b []byte
+	switch v := L.Get(1).(type) {
+	case lua.LString:
+		b = []byte(v)
+	case lua.LNumber:
+		b = []byte(luaNumberString(float64(v)))
+	}
+	L.Push(lua.LString(sha1hex(b)))
+	return 1
+}
+
+// log is redis.log(level, msg, ...): it writes to the server log.
+func (e *luaEngine) log(L *lua.LState) int {
+	n := L.GetTop()
+	if n < 2 {
+		L.Error(luaErrorTable(L, msgLuaLogArgs), 0)
+	}
+	lv, ok := luaNumber(L.Get(1))
+	if !ok {
+		L.Error(luaErrorTable(L, msgLuaLogLevelType), 0)
+	}
+	level := int(lv)
+	if level < 0 || level > 3 {
+		L.Error(luaErrorTable(L, msgLuaLogLevel), 0)
+	}
+	var parts []string
+	for i := 2; i <= n; i++ {
+		switch v := L.Get(i).(type) {
+		case lua.LString:
+			parts = append(parts, string(v))
+		case lua.LNumber:
+			parts = append(parts, luaNumberString(float64(v)))
+		}
+	}
+	slogLevel := [...]slog.Level{slog.LevelDebug, slog.LevelDebug, slog.LevelInfo, slog.LevelWarn}[level]
+	e.s.log.Log(context.Background(), slogLevel, "script log", "msg", strings.Join(parts, " "))
+	return 0
+}
+
+// luaNumber is lua_isnumber + lua_tonumber: numbers and numeric strings.
+func luaNumber(v lua.LValue) (float64, bool) {
+	switch v := v.(type) {
+	case lua.LNumber:
+		return float64(v), true
+	case lua.LString:
+		f, err := strconv.ParseFloat(strings.TrimSpace(string(v)), 64)
+		return f, err == nil
+	}
+	return 0, false
+}
+
+func luaSetresp(L *lua.LState) int {
+	if L.GetTop() != 1 {
+		L.Error(luaErrorTable(L, msgLuaSetRespArgs), 0)
+	}
+	if v, _ := luaNumber(L.Get(1)); int(v) != 2 && int(v) != 3 {
+		L.Error(luaErrorTable(L, msgLuaSetRespVer), 0)
+	}
+	return 0 // replies stay RESP2: MyRedis serves RESP2 only
+}
+
+func luaSetRepl(L *lua.LState) int {
+	if L.GetTop() != 1 {
+		L.Error(luaErrorTable(L, msgLuaSetReplArgs), 0)
+	}
+	if v, _ := luaNumber(L.Get(1)); int(v)&^3 != 0 {
+		L.Error(luaErrorTable(L, msgLuaSetReplFlags), 0)
+	}
+	return 0 // every write is propagated; there are no replicas to leave out
+}
+
+func (e *luaEngine) aclCheckCmd(L *lua.LState) int {
+	args, errMsg := luaCommandArgs(L)
+	if errMsg != "" {
+		L.Error(luaErrorTable(L, errMsg), 0)
+	}
+	if e.s.table.lookup(args[0]) == nil {
+		L.Error(luaErrorTable(L, msgLuaACLInvalid), 0)
+	}
+	L.Push(lua.LTrue) // one user, allowed everything
+	return 1
+}
+
+// --- base library replacements ---
+
+// luaErrorFn is error(): like Lua's, a string or number message gets the position
+// of the function at level (1 = the caller) prefixed.
+func luaErrorFn(L *lua.LState) int {
+	obj := L.Get(1)
+	level := L.OptInt(2, 1)
+	var msg string
+	switch v := obj.(type) {
+	case lua.LString:
+		msg = string(v)
+	case lua.LNumber:
+		msg = luaNumberString(float64(v))
+	default:
+		L.Error(obj, 0)
+		return 0
+	}
+	if level > 0 {
+		if where := luaWhere(L, level); where != "" {
+			msg = where + " " + msg
+		}
+	}
+	L.Error(lua.LString(msg), 0)
+	return 0
+}
+
+// luaPcall is Redis 7's pcall: an error table {err=...} is handed to the script
+// as its message string, as older Redis versions did.
+func luaPcall(L *lua.LState) int {
+	if L.GetTop() == 0 {
+		L.RaiseError("bad argument #1 to 'pcall' (value expected)")
+	}
+	if err := L.PCall(L.GetTop()-1, lua.MultRet, nil); err != nil {
+		var obj lua.LValue = lua.LString(err.Error())
+		if ae, ok := err.(*lua.ApiError); ok {
+			obj = ae.Object
+		}
+		if t, ok := obj.(*lua.LTable); ok {
+			if msg, ok := t.RawGetString("err").(lua.LString); ok {
+				obj = msg
+			}
+		}
+		L.Push(lua.LFalse)
+		L.Push(obj)
+		return 2
+	}
+	L.Insert(lua.LTrue, 1)
+	return L.GetTop()
+}
+
+// luaTostring formats numbers as Lua 5.1 does ("%.14g").
+func luaTostring(L *lua.LState, orig lua.LValue) int {
+	if n, ok := L.Get(1).(lua.LNumber); ok {
+		L.Push(lua.LString(luaNumberString(float64(n))))
+		return 1
+	}
+	L.Insert(orig, 1)
+	L.Call(L.GetTop()-1, 1)
+	return 1
+}
+
+// luaCollectGarbage never forces a Go collection (gopher-lua's would stop the
+// world from inside a script); "count" reports the heap in KB as Lua does.
+func luaCollectGarbage(L *lua.LState) int {
+	if L.OptString(1, "collect") == "count" {
+		L.Push(lua.LNumber(heapKB()))
+		return 1
+	}
+	L.Push(lua.LNumber(0))
+	return 1
+}
+
+func luaGcinfo(L *lua.LState) int {
+	L.Push(lua.LNumber(math.Floor(heapKB())))
+	return 1
+}
+
+func heapKB() float64 {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(sample)
+	if sample[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return float64(sample[0].Value.Uint64()) / 1024
+}
+
+// --- math.random, as Redis: rand48 so every platform gives the same sequence ---
+
+// rand48 is the 48-bit linear congruential generator behind Redis's redisLrand48.
+type rand48 uint64
+
+const rand48Default rand48 = 0x1234ABCD330E // drand48's state before any seeding
+
+func (r *rand48) seed(s int32) { *r = rand48(uint64(uint32(s))<<16 | 0x330E) }
+
+func (r *rand48) next() int32 {
+	*r = rand48((uint64(*r)*0x5DEECE66D + 0xB) & (1<<48 - 1))
+	return int32(uint64(*r) >> 17)
+}
+
+func (e *luaEngine) mathRandom(L *lua.LState) int {
+	const max = math.MaxInt32
+	r := float64(e.rand.next()%max) / max
+	switch L.GetTop() {
+	case 0:
+		L.Push(lua.LNumber(r))
+	case 1:
+		u := luaCheckInt(L, 1, "random")
+		if u < 1 {
+			L.RaiseError("bad argument #1 to 'random' (interval is empty)")
+		}
+		L.Push(lua.LNumber(math.Floor(r*float64(u)) + 1))
+	case 2:
+		l, u := luaCheckInt(L, 1, "random"), luaCheckInt(L, 2, "random")
+		if l > u {
+			L.RaiseError("bad argument #2 to 'random' (interval is empty)")
+		}
+		L.Push(lua.LNumber(math.Floor(r*float64(u-l+1)) + float64(l)))
+	default:
+		L.RaiseError("wrong number of arguments")
+	}
+	return 1
+}
+
+func (e *luaEngine) mathRandomseed(L *lua.LState) int {
+	e.rand.seed(int32(luaCheckInt(L, 1, "randomseed")))
+	return 0
+}
+
+// luaCheckInt is luaL_checkint with Lua 5.1's message.
+func luaCheckInt(L *lua.LState, i int, fn string) int {
+	f, ok := luaNumber(L.Get(i))
+	if !ok {
+		luaTypeError(L, i, fn, "number")
+	}
+	return int(f)
+}
+
+// luaCheckTable is luaL_checktype(L, i, LUA_TTABLE) with Lua 5.1's message.
+func luaCheckTable(L *lua.LState, i int, fn string) *lua.LTable {
+	t, ok := L.Get(i).(*lua.LTable)
+	if !ok {
+		luaTypeError(L, i, fn, "table")
+	}
+	return t
+}
+
+func luaTypeError(L *lua.LState, i int, fn, want string) {
+	got := "no value"
+	if L.GetTop() >= i {
+		got = L.Get(i).Type().String()
+	}
+	L.RaiseError("bad argument #%d to '%s' (%s expected, got %s)", i, fn, want, got)
+}
