@@ -26,6 +26,11 @@ type Client struct {
 	// set by runBatch before done, read by the connection goroutine after it
 	batchBlocked  bool
 	batchDeadline time.Time
+	// seq numbers the connection's batches; claim holds the number of the batch
+	// waiting in the job queue until the executor (or, when a script is busy, the
+	// connection itself) takes it
+	seq   uint64
+	claim atomic.Uint64
 
 	// executor-owned
 	db       *DB

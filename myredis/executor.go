@@ -15,8 +15,9 @@ import (
 
 // job is one unit of executor work: a client's batch, or a server task.
 type job struct {
-	c  *Client
-	fn func() // a server task (active expiry, timeouts, AOF) when c is nil
+	c   *Client
+	seq uint64 // the batch's number: the executor runs it only if c.claim still holds it
+	fn  func() // a server task (active expiry, timeouts, AOF) when c is nil
 }
 
 // runExecutor runs jobs until the jobs channel closes. This is the executor goroutine.
@@ -26,6 +27,9 @@ func (s *Server) runExecutor() {
 		if j.fn != nil {
 			j.fn()
 			continue
+		}
+		if !j.c.claim.CompareAndSwap(j.seq, 0) {
+			continue // its connection answered it BUSY while it waited behind a script
 		}
 		s.runBatch(j.c)
 		j.c.done <- struct{}{}

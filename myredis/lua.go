@@ -377,9 +377,8 @@ func (e *luaEngine) run(x *Ctx, sc *luaScript, keys, argv [][]byte, readOnly boo
 
 	ctx, cancel := context.WithCancel(context.Background())
 	L.SetContext(ctx)
-	now := s.clock.Now()
-	s.scriptTimeMs = now.UnixMilli()
-	s.scriptGuard.begin(now, cancel)
+	s.scriptTimeMs = s.clock.Now().UnixMilli()
+	s.scriptGuard.begin(cancel)
 	wrap := !x.inMulti // inside EXEC the whole transaction is already one unit
 	if wrap {
 		s.wrapPropagation(true)

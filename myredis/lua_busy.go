@@ -7,42 +7,92 @@ import (
 	"time"
 )
 
-// scriptGuard is the one piece of script state shared with connection goroutines.
-// While the executor is inside a script it cannot read commands, so once the
-// script has run past lua-time-limit each connection goroutine answers its own
-// clients: BUSY for everything but SCRIPT KILL, which cancels the script's
-// context. gopher-lua checks that context before every instruction, so the
-// script stops at its next instruction with Redis's "Script killed" error (and
-// keeps stopping if it pcalls around it). A script that has written cannot be
-// killed: it would leave a half-done change behind.
+// A script that runs too long: BUSY and SCRIPT KILL.
+//
+// While the executor is inside a script it runs nothing else, so it cannot answer
+// anyone. Redis, single-threaded too, answers from inside the script's hook; here
+// the connection goroutines answer instead. When a script has run for
+// lua-time-limit, a timer marks the server busy and wakes every connection whose
+// batch waits behind the script: each takes its batch back (it was never started)
+// and answers it itself, as does every connection whose batch arrives later. All
+// commands get BUSY except SCRIPT KILL, which cancels the script's context.
+// gopher-lua checks that context before every instruction, so the script stops at
+// its next one with Redis's "Script killed" error, and stops again at the next if
+// it pcalls around it. A script that has written cannot be killed: it would leave
+// a half-done change behind (UNKILLABLE), so everyone waits for it to finish.
+
+// scriptGuard is the script state shared between the executor and connection
+// goroutines.
 type scriptGuard struct {
-	startNs atomic.Int64 // when the running script started; 0 when none runs
-	limitMs atomic.Int64 // lua-time-limit; <= 0: never busy
+	limitMs atomic.Int64                  // lua-time-limit; <= 0: never busy
+	busy    atomic.Bool                   // the running script has passed the limit
+	signal  atomic.Pointer[chan struct{}] // closed when busy is set, then replaced
 
 	mu      sync.Mutex
 	running bool
 	wrote   bool
 	killed  bool
+	start   time.Time // real time, for the timer
 	cancel  context.CancelFunc
+	timer   *time.Timer
+}
+
+func (g *scriptGuard) init(limitMs int64) {
+	g.limitMs.Store(limitMs)
+	ch := make(chan struct{})
+	g.signal.Store(&ch)
 }
 
 // begin marks a script as running. Executor only.
-func (g *scriptGuard) begin(now time.Time, cancel context.CancelFunc) {
+func (g *scriptGuard) begin(cancel context.CancelFunc) {
 	g.mu.Lock()
 	g.running, g.wrote, g.killed, g.cancel = true, false, false, cancel
+	g.start = time.Now()
+	if limit := time.Duration(g.limitMs.Load()) * time.Millisecond; limit > 0 {
+		if g.timer == nil {
+			g.timer = time.AfterFunc(limit, g.fire)
+		} else {
+			g.timer.Reset(limit)
+		}
+	}
 	g.mu.Unlock()
-	g.startNs.Store(now.UnixNano())
 }
 
 // end marks the script as finished. Executor only.
 func (g *scriptGuard) end() {
-	g.startNs.Store(0)
 	g.mu.Lock()
 	g.running, g.cancel = false, nil
+	g.busy.Store(false)
+	if g.timer != nil {
+		g.timer.Stop()
+	}
 	g.mu.Unlock()
 }
 
+// fire runs on the timer's goroutine once a script has run for lua-time-limit.
+func (g *scriptGuard) fire() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	limit := time.Duration(g.limitMs.Load()) * time.Millisecond
+	if !g.running || limit <= 0 || time.Since(g.start) < limit {
+		return // a late timer of an earlier script
+	}
+	g.busy.Store(true)
+	old := g.signal.Load()
+	ch := make(chan struct{})
+	g.signal.Store(&ch)
+	close(*old)
+}
+
+// busySignal returns a channel that is closed when the running (or next) script
+// passes lua-time-limit. Take it before checking isBusy, so no wake-up is missed.
+func (g *scriptGuard) busySignal() <-chan struct{} { return *g.signal.Load() }
+
+// isBusy reports whether a script has been running longer than lua-time-limit.
+func (g *scriptGuard) isBusy() bool { return g.busy.Load() }
+
 // markWrite records the script's first write; false if it was killed first.
+// Executor only.
 func (g *scriptGuard) markWrite() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -74,15 +124,4 @@ func (g *scriptGuard) kill() string {
 		g.cancel()
 	}
 	return ""
-}
-
-// busy reports whether a script has been running longer than lua-time-limit.
-// It costs one atomic load when no script runs.
-func (g *scriptGuard) busy(clock Clock) bool {
-	start := g.startNs.Load()
-	if start == 0 {
-		return false
-	}
-	limit := g.limitMs.Load()
-	return limit > 0 && clock.Now().UnixNano()-start >= limit*int64(time.Millisecond)
 }

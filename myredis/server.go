@@ -91,7 +91,7 @@ func New(cfg Config, opts ...Option) *Server {
 		s.dbs[i] = newDB(s, i)
 	}
 	s.started = s.clock.Now()
-	s.scriptGuard.limitMs.Store(cfg.luaTimeLimit())
+	s.scriptGuard.init(cfg.luaTimeLimit())
 	s.configHooks = append(s.configHooks, func(_, next Config) {
 		s.scriptGuard.limitMs.Store(next.luaTimeLimit())
 	})
@@ -121,7 +121,7 @@ func (s *Server) ListenAndServe() error {
 func (s *Server) Serve(ln net.Listener) error {
 	s.ln = ln
 	s.rc = redcon.NewServer(ln.Addr().String(), s.handle, s.accept, s.closed)
-	go s.activeExpireLoop()
+	go s.activeExpireLoop(s.cfg.Hz)
 	err := s.rc.Serve(guardListener{ln, s.cfg.ProtoMaxBulkLen})
 	if errors.Is(err, net.ErrClosed) {
 		return nil
@@ -193,19 +193,33 @@ func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
 	c := conn.Context().(*Client)
 	c.cmds = append(c.cmds[:0], cmd)
 	c.cmds = append(c.cmds, conn.ReadPipeline()...)
-	if s.scriptGuard.busy(s.clock) {
-		conn.WriteRaw(s.answerBusy(c))
-		return
-	}
 	for {
 		c.out.Reset()
+		busy := s.scriptGuard.busySignal()
+		if s.scriptGuard.isBusy() {
+			conn.WriteRaw(s.answerBusy(c))
+			return
+		}
+		c.seq++
+		c.claim.Store(c.seq)
 		select {
-		case s.jobs <- job{c: c}:
+		case s.jobs <- job{c: c, seq: c.seq}:
 		case <-s.quit:
 			conn.Close()
 			return
 		}
-		<-c.done
+		select {
+		case <-c.done:
+		case <-busy:
+			// A script passed lua-time-limit while this batch waited behind it:
+			// take the batch back, unless the executor has started it (it may be
+			// the script itself), and answer it here.
+			if c.claim.CompareAndSwap(c.seq, 0) {
+				conn.WriteRaw(s.answerBusy(c))
+				return
+			}
+			<-c.done
+		}
 		conn.WriteRaw(c.out.Bytes())
 		if c.closing {
 			conn.Close()
@@ -236,8 +250,9 @@ func (s *Server) Do(args ...string) []byte {
 }
 
 // activeExpireLoop asks the executor hz times a second to reclaim expired keys.
-func (s *Server) activeExpireLoop() {
-	t := time.NewTicker(time.Second / time.Duration(s.cfg.Hz))
+// hz is read by the caller: s.cfg belongs to the executor once serving starts.
+func (s *Server) activeExpireLoop(hz int) {
+	t := time.NewTicker(time.Second / time.Duration(hz))
 	defer t.Stop()
 	for {
 		select {
