@@ -295,6 +295,9 @@ func (e *luaEngine) compile(body, sha string) (*luaScript, string) {
 	if err != nil {
 		return nil, fmt.Sprintf(msgScriptCompile, luaChunkName+": "+err.Error())
 	}
+	// Lua 5.1 gives the main chunk no "arg" table; gopher-lua would build one
+	// (with a Go map) on every call.
+	proto.IsVarArg &^= lua.VarArgNeedsArg
 	sc.proto = proto
 	return sc, ""
 }
@@ -400,9 +403,7 @@ func (e *luaEngine) run(x *Ctx, sc *luaScript, keys, argv [][]byte, readOnly boo
 	} else {
 		e.writeReply(x.w, L.Get(-1), 0)
 	}
-	L.SetTop(0)
-	e.globals.RawSetString("KEYS", lua.LNil)
-	e.globals.RawSetString("ARGV", lua.LNil)
+	L.SetTop(0) // KEYS and ARGV stay until the next script replaces them
 }
 
 func luaArray(L *lua.LState, items [][]byte) *lua.LTable {
