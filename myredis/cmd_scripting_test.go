@@ -103,6 +103,10 @@ func TestScriptRaisedErrors(t *testing.T) {
 		evalErr("#!lua\nerror('x')", "ERR user_script:2: x", 2),
 		evalErr("assert(false)", "ERR user_script:1: assertion failed!", 1),
 		evalErr("error('a\\nb')", "ERR user_script:1: a b", 1),
+		evalErr("local function f() return 1 + f() end return f()", "ERR user_script:1: stack overflow", 1),
+		evalErr("return unpack({}, 1, 1e7)", "ERR user_script:1: too many results to unpack", 1),
+		// Redis would try; MyRedis refuses a string over 512 MB in one step
+		evalErr("return string.rep('x', 1e10)", "ERR user_script:1: not enough memory", 1),
 		// the redis.* helpers
 		evalErr("return redis.sha1hex()", "ERR wrong number of arguments", 1),
 		evalErr("return redis.log()", "ERR redis.log() requires two arguments or more.", 1),

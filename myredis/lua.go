@@ -66,10 +66,12 @@ func (s *Server) luaEngine() *luaEngine {
 func newLuaEngine(s *Server) *luaEngine {
 	L := lua.NewState(lua.Options{
 		SkipOpenLibs:        true,
-		CallStackSize:       20000, // Lua 5.1's LUAI_MAXCALLS
-		MinimizeStackMemory: true,
-		RegistrySize:        1024,
-		RegistryMaxSize:     1 << 20,
+		// Lua 5.1's LUAI_MAXCALLS. The stack is allocated once (a growing one
+		// misses its limit in gopher-lua 1.1.2 and panics).
+		CallStackSize:    20000,
+		RegistrySize:     1024,
+		RegistryMaxSize:  256 << 10,
+		RegistryGrowStep: 4096,
 	})
 	e := &luaEngine{
 		s:       s,
@@ -117,6 +119,7 @@ func (e *luaEngine) sandbox() {
 	G.RawSetString("loadstring", L.NewFunction(luaLoadstring))
 	G.RawSetString("pcall", L.NewFunction(luaPcall))
 	G.RawSetString("collectgarbage", L.NewFunction(luaCollectGarbage))
+	G.RawSetString("unpack", L.NewFunction(luaUnpack))
 	G.RawSetString("gcinfo", L.NewFunction(luaGcinfo))
 	G.RawSetString("rawset", L.NewFunction(e.rawset))
 	G.RawSetString("rawget", L.NewFunction(e.rawget))
@@ -133,6 +136,7 @@ func (e *luaEngine) sandbox() {
 		return 1
 	}))
 
+	G.RawGetString("string").(*lua.LTable).RawSetString("rep", L.NewFunction(luaStringRep))
 	math := G.RawGetString("math").(*lua.LTable)
 	math.RawSetString("random", L.NewFunction(e.mathRandom))
 	math.RawSetString("randomseed", L.NewFunction(e.mathRandomseed))
@@ -423,9 +427,15 @@ func (e *luaEngine) writeError(w *Writer, sha string, err error) {
 	}
 	t, ok := obj.(*lua.LTable)
 	if !ok {
+		// The handler itself failed (no room left on the call stack): the
+		// position is still in the message, when Lua put it there.
 		msg := "execution failure"
 		if s, ok := obj.(lua.LString); ok {
 			msg = string(s)
+		}
+		if line, ok := luaMessageLine(msg); ok {
+			w.Error("ERR " + msg + " script: " + sha + ", on @" + luaChunkName + ":" + line + ".")
+			return
 		}
 		if len(msg) > 100 {
 			msg = msg[:100]
@@ -443,6 +453,19 @@ func (e *luaEngine) writeError(w *Writer, sha string, err error) {
 		msg += " script: " + sha + ", on " + source + ":" + line + "."
 	}
 	w.Error(msg)
+}
+
+// luaMessageLine finds N in a message that starts "user_script:N: ".
+func luaMessageLine(msg string) (string, bool) {
+	rest, ok := strings.CutPrefix(msg, luaChunkName+":")
+	if !ok {
+		return "", false
+	}
+	line, _, ok := strings.Cut(rest, ": ")
+	if _, err := strconv.Atoi(line); !ok || err != nil {
+		return "", false
+	}
+	return line, true
 }
 
 // luaStringField reads a string (or number) field the way lua_isstring accepts it.

@@ -188,6 +188,45 @@ func luaTostring(L *lua.LState, orig lua.LValue) int {
 	return 1
 }
 
+// luaUnpack is unpack(t [, i [, j]]) with Lua 5.1's limit on results.
+func luaUnpack(L *lua.LState) int {
+	t := luaCheckTable(L, 1, "unpack")
+	i := L.OptInt(2, 1)
+	j := L.OptInt(3, t.Len())
+	if i > j {
+		return 0
+	}
+	if j-i >= luaMaxResults {
+		L.RaiseError("too many results to unpack")
+	}
+	for k := i; k <= j; k++ {
+		L.Push(L.GetTable(t, lua.LNumber(k)))
+	}
+	return j - i + 1
+}
+
+// luaMaxResults is Lua 5.1's LUAI_MAXCSTACK: the most values a call may return.
+const luaMaxResults = 8000
+
+// luaStringRep is string.rep refusing to build a string larger than a bulk
+// reply may be, rather than letting one script exhaust the server's memory.
+func luaStringRep(L *lua.LState) int {
+	s := L.CheckString(1)
+	n := L.CheckInt(2)
+	if n <= 0 || s == "" {
+		L.Push(lua.LString(""))
+		return 1
+	}
+	if int64(len(s))*int64(n) > luaMaxString {
+		L.RaiseError("not enough memory")
+	}
+	L.Push(lua.LString(strings.Repeat(s, n)))
+	return 1
+}
+
+// luaMaxString bounds strings built in one step by string.rep (proto-max-bulk-len's default).
+const luaMaxString = 512 << 20
+
 // luaCollectGarbage never forces a Go collection (gopher-lua's would stop the
 // world from inside a script); "count" reports the heap in KB as Lua does.
 func luaCollectGarbage(L *lua.LState) int {
