@@ -189,6 +189,40 @@ func TestScriptSandbox(t *testing.T) {
 	})
 }
 
+func TestScriptCjsonAndBit(t *testing.T) {
+	_, addr := serveMyRedis(t, myredis.Config{})
+	c := dialRESP(t, addr)
+	eval := func(body, want string) replyCase { return replyCase{body, []string{"EVAL", body, "0"}, want} }
+	runReplyCases(t, c, []replyCase{
+		eval("return cjson.encode({1,2,3,'x',true,false})", bulk(`[1,2,3,"x",true,false]`)),
+		eval("return cjson.encode({x={y={1,cjson.null}}})", bulk(`{"x":{"y":[1,null]}}`)),
+		eval("return cjson.encode({})", bulk(`{}`)),
+		eval("return cjson.encode({[1]=1,[3]=2})", bulk(`[1,null,2]`)),
+		eval("return cjson.encode('a/b\"c\\n\\1')", bulk(`"a\/b\"c\n\u0001"`)),
+		eval("return cjson.encode(1/3)", bulk("0.33333333333333")),
+		evalErr("return cjson.encode(0/0)", "ERR user_script:1: Cannot serialise number: must not be NaN or Inf", 1),
+		evalErr("return cjson.encode({[1]=1,[100]=2})", "ERR user_script:1: Cannot serialise table: excessively sparse array", 1),
+		evalErr("return cjson.encode({[true]=1})", "ERR user_script:1: Cannot serialise boolean: table key must be a number or string", 1),
+		evalErr("return cjson.encode(function() end)", "ERR user_script:1: Cannot serialise function: type not supported", 1),
+		evalErr("local t = {} t.self = t return cjson.encode(t)", "ERR user_script:1: Cannot serialise, excessive nesting (1001)", 1),
+		eval("return cjson.decode('[1,2,{\"a\":[true,null]}]')[3].a[1]", ":1\r\n"),
+		eval("return cjson.decode('null') == cjson.null", ":1\r\n"),
+		eval("return cjson.decode('\"\\\\ud83d\\\\ude00\"')", bulk("\U0001F600")),
+		evalErr("return cjson.decode('[1,2')", "ERR user_script:1: Expected comma or array end but found T_END at character 5", 1),
+		evalErr("return cjson.decode('')", "ERR user_script:1: Expected value but found T_END at character 1", 1),
+		evalErr("return cjson.decode('x')", "ERR user_script:1: Expected value but found invalid token at character 1", 1),
+		evalErr("return cjson.decode('[1] x')", "ERR user_script:1: Expected the end but found invalid token at character 5", 1),
+		evalErr("return cjson.decode('{1:2}')", "ERR user_script:1: Expected object key string but found T_NUMBER at character 2", 1),
+		evalErr("return cjson.decode('\"abc')", "ERR user_script:1: Expected value but found unexpected end of string at character 5", 1),
+		eval("return {bit.band(0xff, 0x0f), bit.bor(1,2,4), bit.bxor(5,1), bit.bnot(0), bit.lshift(1,31), bit.arshift(-16, 2), bit.tobit(2^32+5)}",
+			"*7\r\n:15\r\n:7\r\n:4\r\n:-1\r\n:-2147483648\r\n:-4\r\n:5\r\n"),
+		eval("return {bit.tohex(255), bit.tohex(255, -4)}", "*2\r\n"+bulk("000000ff")+bulk("00FF")),
+		evalErr("return bit.band('x')", "ERR user_script:1: bad argument #1 to 'band' (number expected, got string)", 1),
+		evalErr("bit.band = nil", "ERR user_script:1: Attempt to modify a readonly table", 1),
+		evalErr("cjson.null = 1", "ERR user_script:1: Attempt to modify a readonly table", 1),
+	})
+}
+
 func TestScriptConversions(t *testing.T) {
 	_, addr := serveMyRedis(t, myredis.Config{})
 	c := dialRESP(t, addr)

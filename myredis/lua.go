@@ -19,8 +19,9 @@ import (
 // compiled once and kept by the SHA1 of their body; each run makes a closure from
 // the cached prototype, so nothing is parsed or rebuilt per call.
 //
-// The sandbox is Redis 7.0's: base, table, string, math and coroutine only (no os,
-// io, package, debug, loadfile, dofile, print); every global and every library table
+// The sandbox is Redis 7.0's: base, table, string, math, coroutine, cjson and bit
+// (no os, io, package, debug, loadfile, dofile, print; no struct or cmsgpack
+// either, which Redis has); every global and every library table
 // is read-only, and reading a global that does not exist is an error. gopher-lua has
 // no read-only tables, so each protected table is an empty proxy whose metatable
 // reads through to the real table and refuses writes (rawset, setmetatable and
@@ -65,7 +66,7 @@ func (s *Server) luaEngine() *luaEngine {
 
 func newLuaEngine(s *Server) *luaEngine {
 	L := lua.NewState(lua.Options{
-		SkipOpenLibs:        true,
+		SkipOpenLibs: true,
 		// Lua 5.1's LUAI_MAXCALLS. The stack is allocated once (a growing one
 		// misses its limit in gopher-lua 1.1.2 and panics).
 		CallStackSize:    20000,
@@ -142,10 +143,12 @@ func (e *luaEngine) sandbox() {
 	math.RawSetString("randomseed", L.NewFunction(e.mathRandomseed))
 
 	G.RawSetString("redis", e.redisAPI())
+	G.RawSetString("cjson", openCjson(L))
+	G.RawSetString("bit", openBit(L))
 	e.handler = L.NewFunction(e.errorHandler)
 
 	// Lock the library tables, then the globals themselves.
-	for _, lib := range []string{"string", "table", "math", "coroutine", "redis"} {
+	for _, lib := range []string{"string", "table", "math", "coroutine", "redis", "cjson", "bit"} {
 		G.RawSetString(lib, e.readonly(G.RawGetString(lib).(*lua.LTable)))
 	}
 	if mt, ok := L.GetMetatable(lua.LString("")).(*lua.LTable); ok {
