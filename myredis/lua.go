@@ -49,11 +49,17 @@ type luaEngine struct {
 	rand    rand48
 
 	// the script running now
-	client   *Client // the caller's stand-in for redis.call (its own SELECTed db)
-	x        Ctx     // reused for each redis.call
-	reply    Writer  // scratch buffer for one redis.call's reply
-	readOnly bool    // EVAL_RO or flags=no-writes
-	wrote    bool    // a write command ran (SCRIPT KILL refuses from then on)
+	client               *Client     // the caller's stand-in for redis.call (its own SELECTed db)
+	x                    Ctx         // reused for each redis.call
+	reply                Writer      // scratch buffer for one redis.call's reply
+	readOnly             bool        // EVAL_RO or flags=no-writes
+	wrote                bool        // a write command ran (SCRIPT KILL refuses from then on)
+	argv                 [][]byte    // reused for each redis.call's argument vector
+	emptyKeys, emptyArgv *lua.LTable // kept while nothing is put in them
+
+	ctx     context.Context // the running script's; SCRIPT KILL cancels it
+	cancel  context.CancelFunc
+	spawned bool // a coroutine was created: renew ctx after the script
 }
 
 // luaEngine returns the server's Lua engine, creating it on first use.
@@ -67,9 +73,10 @@ func (s *Server) luaEngine() *luaEngine {
 func newLuaEngine(s *Server) *luaEngine {
 	L := lua.NewState(lua.Options{
 		SkipOpenLibs: true,
-		// Lua 5.1's LUAI_MAXCALLS. The stack is allocated once (a growing one
-		// misses its limit in gopher-lua 1.1.2 and panics).
-		CallStackSize:    20000,
+		// Calls deep: a quarter of Lua 5.1's LUAI_MAXCALLS, because gopher-lua
+		// answers an overflow with a traceback that costs the depth squared.
+		// Allocated once: a growing stack misses its limit in gopher-lua 1.1.2.
+		CallStackSize:    5000,
 		RegistrySize:     1024,
 		RegistryMaxSize:  256 << 10,
 		RegistryGrowStep: 4096,
@@ -138,6 +145,16 @@ func (e *luaEngine) sandbox() {
 	}))
 
 	G.RawGetString("string").(*lua.LTable).RawSetString("rep", L.NewFunction(luaStringRep))
+	co := G.RawGetString("coroutine").(*lua.LTable)
+	for _, name := range []string{"create", "wrap"} {
+		orig := co.RawGetString(name)
+		co.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
+			e.spawned = true
+			L.Insert(orig, 1)
+			L.Call(L.GetTop()-1, lua.MultRet)
+			return L.GetTop()
+		}))
+	}
 	math := G.RawGetString("math").(*lua.LTable)
 	math.RawSetString("random", L.NewFunction(e.mathRandom))
 	math.RawSetString("randomseed", L.NewFunction(e.mathRandomseed))
@@ -382,13 +399,22 @@ func (e *luaEngine) run(x *Ctx, sc *luaScript, keys, argv [][]byte, readOnly boo
 	e.client.db = x.db
 	e.readOnly = readOnly || sc.noWrites
 	e.wrote = false
-	e.globals.RawSetString("KEYS", luaArray(L, keys))
-	e.globals.RawSetString("ARGV", luaArray(L, argv))
+	e.globals.RawSetString("KEYS", e.array(keys, &e.emptyKeys))
+	e.globals.RawSetString("ARGV", e.array(argv, &e.emptyArgv))
 
-	ctx, cancel := context.WithCancel(context.Background())
-	L.SetContext(ctx)
+	// SCRIPT KILL cancels this context; gopher-lua checks it before every
+	// instruction. It is reused until it is cancelled or a coroutine made a
+	// child of it (children stay registered until their parent is cancelled).
+	if e.ctx == nil || e.ctx.Err() != nil || e.spawned {
+		if e.cancel != nil {
+			e.cancel()
+		}
+		e.ctx, e.cancel = context.WithCancel(context.Background())
+		e.spawned = false
+		L.SetContext(e.ctx)
+	}
 	s.scriptTimeMs = s.clock.Now().UnixMilli()
-	s.scriptGuard.begin(cancel)
+	s.scriptGuard.begin(e.cancel)
 	wrap := !x.inMulti // inside EXEC the whole transaction is already one unit
 	if wrap {
 		s.wrapPropagation(true)
@@ -402,8 +428,6 @@ func (e *luaEngine) run(x *Ctx, sc *luaScript, keys, argv [][]byte, readOnly boo
 	}
 	s.scriptGuard.end()
 	s.scriptTimeMs = 0
-	cancel()
-	L.RemoveContext()
 
 	if err != nil {
 		e.writeError(x.w, sc.sha, err)
@@ -413,8 +437,18 @@ func (e *luaEngine) run(x *Ctx, sc *luaScript, keys, argv [][]byte, readOnly boo
 	L.SetTop(0) // KEYS and ARGV stay until the next script replaces them
 }
 
-func luaArray(L *lua.LState, items [][]byte) *lua.LTable {
-	t := L.CreateTable(len(items), 0)
+// array makes KEYS or ARGV. An empty one (*empty) is kept for the next run for
+// as long as no script puts anything in it.
+func (e *luaEngine) array(items [][]byte, empty **lua.LTable) *lua.LTable {
+	if len(items) == 0 {
+		if *empty == nil {
+			*empty = e.L.NewTable()
+		} else if k, _ := (*empty).Next(lua.LNil); k != lua.LNil {
+			*empty = e.L.NewTable()
+		}
+		return *empty
+	}
+	t := e.L.CreateTable(len(items), 0)
 	for i, b := range items {
 		t.RawSetInt(i+1, lua.LString(b))
 	}
@@ -591,10 +625,11 @@ func luaWhere(L *lua.LState, level int) string {
 // that goes straight into the command table on this goroutine, and its RESP reply
 // becomes a Lua value.
 func (e *luaEngine) command(L *lua.LState, raise bool) int {
-	args, errMsg := luaCommandArgs(L)
+	args, errMsg := luaCommandArgs(L, e.argv[:0])
 	if errMsg != "" {
 		return e.failCall(L, luaErrorTable(L, errMsg), raise)
 	}
+	e.argv = args
 	reply, errMsg := e.s.scriptCall(e, args)
 	if errMsg != "" {
 		return e.failCall(L, luaErrorTable(L, errMsg), raise || errMsg == msgLuaKilled)
@@ -615,9 +650,10 @@ func (e *luaEngine) failCall(L *lua.LState, t *lua.LTable, raise bool) int {
 	return 1
 }
 
-// luaCommandArgs converts redis.call's arguments: strings as they are, numbers as
-// "%.17g", anything else is an error.
-func luaCommandArgs(L *lua.LState) ([][]byte, string) {
+// luaCommandArgs converts redis.call's arguments into dst: strings as they are,
+// numbers as "%.17g", anything else is an error. The bytes are fresh (a command
+// may keep them, as SET keeps its value); the vector itself may be reused.
+func luaCommandArgs(L *lua.LState, dst [][]byte) ([][]byte, string) {
 	n := L.GetTop()
 	if n == 0 {
 		return nil, msgLuaNoArgs
@@ -634,7 +670,7 @@ func luaCommandArgs(L *lua.LState) ([][]byte, string) {
 		}
 	}
 	buf := make([]byte, 0, size)
-	args := make([][]byte, n)
+	args := dst
 	for i := 1; i <= n; i++ {
 		start := len(buf)
 		switch v := L.Get(i).(type) {
@@ -643,7 +679,7 @@ func luaCommandArgs(L *lua.LState) ([][]byte, string) {
 		case lua.LNumber:
 			buf = appendFloat17(buf, float64(v))
 		}
-		args[i-1] = buf[start:len(buf):len(buf)]
+		args = append(args, buf[start:len(buf):len(buf)])
 	}
 	return args, ""
 }

@@ -12,7 +12,7 @@ import (
 // While the executor is inside a script it runs nothing else, so it cannot answer
 // anyone. Redis, single-threaded too, answers from inside the script's hook; here
 // the connection goroutines answer instead. When a script has run for
-// lua-time-limit, a timer marks the server busy and wakes every connection whose
+// lua-time-limit, a watchdog marks the server busy and wakes every connection whose
 // batch waits behind the script: each takes its batch back (it was never started)
 // and answers it itself, as does every connection whose batch arrives later. All
 // commands get BUSY except SCRIPT KILL, which cancels the script's context.
@@ -25,20 +25,22 @@ import (
 // goroutines.
 type scriptGuard struct {
 	limitMs atomic.Int64                  // lua-time-limit; <= 0: never busy
+	startNs atomic.Int64                  // when the running script started (real time); 0: none
 	busy    atomic.Bool                   // the running script has passed the limit
 	signal  atomic.Pointer[chan struct{}] // closed when busy is set, then replaced
 
-	mu      sync.Mutex
-	running bool
-	wrote   bool
-	killed  bool
-	start   time.Time // real time, for the timer
-	cancel  context.CancelFunc
-	timer   *time.Timer
+	mu       sync.Mutex
+	running  bool
+	wrote    bool
+	killed   bool
+	cancel   context.CancelFunc
+	quit     <-chan struct{} // the server's: stops the watchdog
+	watching bool            // the watchdog runs (executor only)
 }
 
-func (g *scriptGuard) init(limitMs int64) {
+func (g *scriptGuard) init(limitMs int64, quit <-chan struct{}) {
 	g.limitMs.Store(limitMs)
+	g.quit = quit
 	ch := make(chan struct{})
 	g.signal.Store(&ch)
 }
@@ -47,35 +49,53 @@ func (g *scriptGuard) init(limitMs int64) {
 func (g *scriptGuard) begin(cancel context.CancelFunc) {
 	g.mu.Lock()
 	g.running, g.wrote, g.killed, g.cancel = true, false, false, cancel
-	g.start = time.Now()
-	if limit := time.Duration(g.limitMs.Load()) * time.Millisecond; limit > 0 {
-		if g.timer == nil {
-			g.timer = time.AfterFunc(limit, g.fire)
-		} else {
-			g.timer.Reset(limit)
-		}
-	}
 	g.mu.Unlock()
+	g.startNs.Store(time.Now().UnixNano())
+	if !g.watching {
+		g.watching = true
+		go g.watchdog()
+	}
 }
 
 // end marks the script as finished. Executor only.
 func (g *scriptGuard) end() {
+	g.startNs.Store(0)
+	g.busy.Store(false)
 	g.mu.Lock()
 	g.running, g.cancel = false, nil
-	g.busy.Store(false)
-	if g.timer != nil {
-		g.timer.Stop()
-	}
 	g.mu.Unlock()
 }
 
-// fire runs on the timer's goroutine once a script has run for lua-time-limit.
-func (g *scriptGuard) fire() {
+// watchdog looks at the running script a few times per lua-time-limit (and at
+// least every 100 ms) and marks the server busy once the script passes it. It
+// starts with the first script and stops with the server.
+func (g *scriptGuard) watchdog() {
+	period := func() time.Duration {
+		return min(max(time.Duration(g.limitMs.Load())*time.Millisecond/10, time.Millisecond), 100*time.Millisecond)
+	}
+	t := time.NewTimer(period())
+	defer t.Stop()
+	for {
+		select {
+		case <-g.quit:
+			return
+		case <-t.C:
+		}
+		limit := g.limitMs.Load() * int64(time.Millisecond)
+		if start := g.startNs.Load(); start != 0 && limit > 0 && !g.busy.Load() &&
+			time.Now().UnixNano()-start >= limit {
+			g.fire(start)
+		}
+		t.Reset(period())
+	}
+}
+
+// fire marks the script that started at start busy and wakes the waiters.
+func (g *scriptGuard) fire(start int64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	limit := time.Duration(g.limitMs.Load()) * time.Millisecond
-	if !g.running || limit <= 0 || time.Since(g.start) < limit {
-		return // a late timer of an earlier script
+	if !g.running || g.startNs.Load() != start {
+		return // it ended meanwhile
 	}
 	g.busy.Store(true)
 	old := g.signal.Load()

@@ -116,7 +116,7 @@ func luaSetRepl(L *lua.LState) int {
 }
 
 func (e *luaEngine) aclCheckCmd(L *lua.LState) int {
-	args, errMsg := luaCommandArgs(L)
+	args, errMsg := luaCommandArgs(L, nil)
 	if errMsg != "" {
 		L.Error(luaErrorTable(L, errMsg), 0)
 	}

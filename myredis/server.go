@@ -91,7 +91,7 @@ func New(cfg Config, opts ...Option) *Server {
 		s.dbs[i] = newDB(s, i)
 	}
 	s.started = s.clock.Now()
-	s.scriptGuard.init(cfg.luaTimeLimit())
+	s.scriptGuard.init(cfg.luaTimeLimit(), s.quit)
 	s.configHooks = append(s.configHooks, func(_, next Config) {
 		s.scriptGuard.limitMs.Store(next.luaTimeLimit())
 	})
