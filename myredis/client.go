@@ -31,6 +31,9 @@ type Client struct {
 	// connection itself) takes it
 	seq   uint64
 	claim atomic.Uint64
+	// busyRejected: the connection answered commands BUSY (while a script ran
+	// too long); if they belonged to a MULTI, its EXEC must abort
+	busyRejected atomic.Bool
 
 	// executor-owned
 	db       *DB

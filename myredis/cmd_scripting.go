@@ -144,7 +144,8 @@ var scriptHelp = []string{
 // script has been running longer than lua-time-limit. The executor is inside the
 // script, so the connection answers by itself, as Redis does from inside its
 // script hook: SCRIPT KILL acts, everything else is refused with BUSY (unknown
-// commands and wrong arity are still reported as such).
+// commands and wrong arity are still reported as such). A refused command of an
+// open MULTI makes its EXEC abort, as any rejected command does.
 func (s *Server) answerBusy(c *Client) []byte {
 	c.out.Reset()
 	for _, cmd := range c.cmds {
@@ -164,9 +165,11 @@ func (s *Server) answerBusy(c *Client) []byte {
 			} else {
 				c.out.OK()
 			}
+			continue
 		default:
 			c.out.Error(msgBusy)
 		}
+		c.busyRejected.Store(true)
 	}
 	c.cmds = c.cmds[:0]
 	return c.out.Bytes()

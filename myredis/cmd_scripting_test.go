@@ -364,14 +364,21 @@ func TestScriptKill(t *testing.T) {
 		}
 	}
 
+	tx := dialRESP(t, addr)
+	require.Equal(t, "+OK\r\n", tx.do("MULTI"))
+	require.Equal(t, "+QUEUED\r\n", tx.do("SET", "a", "1"))
 	loop := "local i = 0\nwhile true do\n  i = i + 1\nend"
 	runner.send("EVAL", loop, "0")
 	waitBusy()
+	// a transaction that lost a command to BUSY must not run the rest
+	assert.Equal(t, "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n", tx.do("SET", "b", "2"))
 	assert.Equal(t, "-ERR unknown command 'nosuch', with args beginning with: \r\n", other.do("nosuch"))
 	assert.Equal(t, "+OK\r\n", other.do("SCRIPT", "KILL"))
 	reply := runner.read()
 	assert.Regexp(t, `^-ERR Script killed by user with SCRIPT KILL\.\.\. script: `+sha1Hex(loop)+`, on @user_script:[234]\.\r\n$`, reply)
 	assert.Equal(t, "+PONG\r\n", other.do("PING"), "the server serves again")
+	assert.Equal(t, "-EXECABORT Transaction discarded because of previous errors.\r\n", tx.do("EXEC"))
+	assert.Equal(t, "$-1\r\n", other.do("GET", "a"))
 
 	// pcall cannot swallow the kill
 	stubborn := "while true do pcall(function() while true do end end) end"

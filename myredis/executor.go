@@ -46,6 +46,9 @@ func (s *Server) submit(fn func()) {
 // runBatch executes the client's pending commands, appending replies to c.out.
 // It stops early when a command blocks; the rest wait in c.pending.
 func (s *Server) runBatch(c *Client) {
+	if c.busyRejected.Swap(false) && c.multi != nil {
+		c.multi.failed = true // commands of the transaction were answered BUSY
+	}
 	for i, cmd := range c.cmds {
 		s.call(c, cmd.Args, &c.out)
 		if c.blocked != nil {
