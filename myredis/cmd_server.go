@@ -220,12 +220,15 @@ func cmdConfig(x *Ctx) {
 	}
 }
 
-// applyConfig installs changed runtime settings. Runs on the executor.
+// applyConfig installs changed runtime settings. Runs on the executor; the write
+// holds s.mu because accept reads maxclients and requirepass under it.
 func (s *Server) applyConfig(next Config) {
 	for _, h := range s.configHooks {
 		h(s.cfg, next)
 	}
+	s.mu.Lock()
 	s.cfg = next
+	s.mu.Unlock()
 }
 
 // --- INFO ---
