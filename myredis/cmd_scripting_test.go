@@ -401,6 +401,25 @@ func TestScriptKill(t *testing.T) {
 	assert.Equal(t, "-NOTBUSY No scripts in execution right now.\r\n", other.do("SCRIPT", "KILL"))
 }
 
+// TestCloseStopsAScript: closing the server stops a script that would never end,
+// even one that has written.
+func TestCloseStopsAScript(t *testing.T) {
+	s, addr := serveMyRedis(t, myredis.Config{LuaTimeLimit: 20})
+	runner, other := dialRESP(t, addr), dialRESP(t, addr)
+	runner.send("EVAL", "redis.call('set', 'k', 'v') while true do end", "0")
+	for i := 0; other.do("GET", "k")[0] != '-'; i++ {
+		require.Less(t, i, 500, "the script never became busy")
+		time.Sleep(10 * time.Millisecond)
+	}
+	closed := make(chan struct{})
+	go func() { s.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close is stuck behind the script")
+	}
+}
+
 // TestGoRedisScript: go-redis's Script.Run tries EVALSHA and falls back to EVAL
 // on NOSCRIPT.
 func TestGoRedisScript(t *testing.T) {

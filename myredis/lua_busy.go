@@ -129,6 +129,17 @@ func (g *scriptGuard) wasKilled() bool {
 	return g.killed
 }
 
+// abort stops the running script even if it has written: the server is
+// shutting down (what Redis's SHUTDOWN NOSAVE does to such a script).
+func (g *scriptGuard) abort() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.running && !g.killed {
+		g.killed = true
+		g.cancel()
+	}
+}
+
 // kill is SCRIPT KILL, from any goroutine: "" for OK, else the error text.
 func (g *scriptGuard) kill() string {
 	g.mu.Lock()

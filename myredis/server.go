@@ -149,7 +149,8 @@ func (s *Server) Close() error {
 	if s.rc != nil {
 		err = s.rc.Close()
 	}
-	s.submit(func() {}) // let in-flight jobs finish
+	s.scriptGuard.abort() // a script that never ends would hold the executor
+	s.submit(func() {})   // let in-flight jobs finish
 	return err
 }
 
