@@ -180,6 +180,13 @@ func TestScriptSandbox(t *testing.T) {
 		{"loadstring chunk", []string{"EVAL", "return loadstring('x = 1')()", "0"},
 			`-ERR [string "x = 1"]:1: Attempt to modify a readonly table script: ` + sha1Hex("return loadstring('x = 1')()") + ", on x = 1:1.\r\n"},
 		{"string methods still work", []string{"EVAL", "return ('x'):upper()", "0"}, bulk("X")},
+		{"pairs keeps the proxy", []string{"EVAL", "local f, s, i = pairs(string) s.len = nil", "0"},
+			scriptError("local f, s, i = pairs(string) s.len = nil", "ERR user_script:1: Attempt to modify a readonly table", 1)},
+		// gopher-lua's load would call an endless reader until memory runs out
+		{"load stops at a syntax error", []string{"EVAL", "local f, e = load(function() return 'return +' end) return e", "0"},
+			bulk("(load):1: unexpected symbol near '+'")},
+		{"load reader error", []string{"EVAL", "local f, e = load(function() error('in reader') end) return e", "0"},
+			"-ERR user_script:1: in reader\r\n"},
 		{"libraries present", []string{"EVAL", "return {type(string.len), type(table.concat), type(math.floor), type(coroutine.wrap), type(loadstring), type(pcall), type(rawget)}", "0"},
 			"*7\r\n" + strings.Repeat(bulk("function"), 7)},
 		{"KEYS is writable", []string{"EVAL", "KEYS[1] = 'x' return KEYS[1]", "1", "k"}, bulk("x")},

@@ -20,12 +20,12 @@ import (
 // the cached prototype, so nothing is parsed or rebuilt per call.
 //
 // The sandbox is Redis 7.0's: base, table, string, math, coroutine, cjson and bit
-// (no os, io, package, debug, loadfile, dofile, print; no struct or cmsgpack
-// either, which Redis has); every global and every library table
-// is read-only, and reading a global that does not exist is an error. gopher-lua has
-// no read-only tables, so each protected table is an empty proxy whose metatable
-// reads through to the real table and refuses writes (rawset, setmetatable and
-// friends are wrapped to see through or refuse the proxies).
+// (no os, io, package, debug, loadfile, dofile, print; nor struct and cmsgpack,
+// which Redis has). Every global and every library table is read-only, and
+// reading a global that does not exist is an error. gopher-lua has no read-only
+// tables, so each protected table is an empty proxy whose metatable reads through
+// to the real table and refuses writes (rawset, setmetatable and friends are
+// wrapped to see through or refuse the proxies).
 
 // luaChunkName is what Redis calls the script body in error messages.
 const luaChunkName = "user_script"
@@ -43,10 +43,12 @@ type luaEngine struct {
 	L       *lua.LState
 	scripts map[string]*luaScript // by lower-case SHA1 hex
 
-	globals *lua.LTable                 // the real globals, behind a read-only proxy
-	proxies map[*lua.LTable]*lua.LTable // read-only proxy -> the table it shows
-	handler *lua.LFunction              // Redis's __redis__err__handler
-	rand    rand48
+	globals  *lua.LTable                 // the real globals, behind a read-only proxy
+	proxies  map[*lua.LTable]*lua.LTable // read-only proxy -> the table it shows
+	handler  *lua.LFunction              // Redis's __redis__err__handler
+	nextFn   *lua.LFunction              // next, seeing through proxies
+	ipairsFn *lua.LFunction              // ipairs' iterator
+	rand     rand48
 
 	// the script running now
 	client               *Client     // the caller's stand-in for redis.call (its own SELECTed db)
@@ -125,13 +127,16 @@ func (e *luaEngine) sandbox() {
 	G.RawSetString("tostring", L.NewFunction(func(L *lua.LState) int { return luaTostring(L, origTostring) }))
 	G.RawSetString("error", L.NewFunction(luaErrorFn))
 	G.RawSetString("loadstring", L.NewFunction(luaLoadstring))
+	G.RawSetString("load", L.NewFunction(luaLoad))
 	G.RawSetString("pcall", L.NewFunction(luaPcall))
 	G.RawSetString("collectgarbage", L.NewFunction(luaCollectGarbage))
 	G.RawSetString("unpack", L.NewFunction(luaUnpack))
 	G.RawSetString("gcinfo", L.NewFunction(luaGcinfo))
 	G.RawSetString("rawset", L.NewFunction(e.rawset))
 	G.RawSetString("rawget", L.NewFunction(e.rawget))
-	G.RawSetString("next", L.NewFunction(e.next))
+	e.nextFn = L.NewFunction(e.next)
+	e.ipairsFn = L.NewFunction(luaIpairsNext)
+	G.RawSetString("next", e.nextFn)
 	G.RawSetString("pairs", L.NewFunction(e.pairs))
 	G.RawSetString("ipairs", L.NewFunction(e.ipairs))
 	setmt := G.RawGetString("setmetatable")
@@ -236,29 +241,33 @@ func (e *luaEngine) next(L *lua.LState) int {
 	return 2
 }
 
+// pairs and ipairs hand the loop the table itself (a proxy stays a proxy) and
+// iterators that see through proxies.
 func (e *luaEngine) pairs(L *lua.LState) int {
 	t := luaCheckTable(L, 1, "pairs")
-	L.Push(L.NewFunction(e.next))
-	L.Push(e.seeThrough(t))
+	L.Push(e.nextFn)
+	L.Push(t)
 	L.Push(lua.LNil)
 	return 3
 }
 
 func (e *luaEngine) ipairs(L *lua.LState) int {
-	t := e.seeThrough(luaCheckTable(L, 1, "ipairs"))
-	L.Push(L.NewFunction(func(L *lua.LState) int {
-		i := L.CheckInt(2) + 1
-		v := L.GetTable(L.Get(1), lua.LNumber(i))
-		if v == lua.LNil {
-			return 0
-		}
-		L.Push(lua.LNumber(i))
-		L.Push(v)
-		return 2
-	}))
+	t := luaCheckTable(L, 1, "ipairs")
+	L.Push(e.ipairsFn)
 	L.Push(t)
 	L.Push(lua.LNumber(0))
 	return 3
+}
+
+func luaIpairsNext(L *lua.LState) int {
+	i := L.CheckInt(2) + 1
+	v := L.GetTable(L.Get(1), lua.LNumber(i))
+	if v == lua.LNil {
+		return 0
+	}
+	L.Push(lua.LNumber(i))
+	L.Push(v)
+	return 2
 }
 
 // redisAPI builds the redis table: call, pcall, the reply helpers, log, sha1hex.
@@ -313,7 +322,7 @@ func (e *luaEngine) compile(body, sha string) (*luaScript, string) {
 	}
 	chunk, err := parse.Parse(strings.NewReader(code), luaChunkName)
 	if err != nil {
-		return nil, fmt.Sprintf(msgScriptCompile, luaSyntaxError(err, code))
+		return nil, fmt.Sprintf(msgScriptCompile, luaSyntaxError(err, luaChunkName, strings.Count(code, "\n")+1))
 	}
 	proto, err := lua.Compile(chunk, luaChunkName)
 	if err != nil {
@@ -363,16 +372,17 @@ func parseShebang(body string) (n int, noWrites bool, errMsg string) {
 }
 
 // luaSyntaxError renders a gopher-lua parse error the way Lua 5.1 words its
-// position ("user_script:1: unexpected symbol near '<eof>'"). The wording of the
-// message itself is gopher-lua's, mapped onto Lua's for the common cases.
-func luaSyntaxError(err error, code string) string {
+// position ("user_script:1: unexpected symbol near '<eof>'"); lines is the
+// chunk's line count, where an error at its end lies. The wording of the message
+// itself is gopher-lua's, mapped onto Lua's for the common cases.
+func luaSyntaxError(err error, chunk string, lines int) string {
 	pe, ok := err.(*parse.Error)
 	if !ok {
-		return luaChunkName + ": " + strings.TrimSpace(err.Error())
+		return chunk + ": " + strings.TrimSpace(err.Error())
 	}
 	line, near := pe.Pos.Line, "'"+pe.Token+"'"
 	if line == parse.EOF {
-		line = strings.Count(code, "\n") + 1
+		line = lines
 		near = "'<eof>'"
 	}
 	msg := pe.Message
@@ -382,7 +392,7 @@ func luaSyntaxError(err error, code string) string {
 	case "unterminated string":
 		msg = "unfinished string"
 	}
-	return fmt.Sprintf("%s:%d: %s near %s", luaChunkName, line, msg, near)
+	return fmt.Sprintf("%s:%d: %s near %s", chunk, line, msg, near)
 }
 
 func sha1hex(b []byte) string {
@@ -541,9 +551,10 @@ func (e *luaEngine) errorHandler(L *lua.LState) int {
 }
 
 // luaErrorPosition finds the Lua function that raised the error being handled:
-// level 1 is where the error was raised, level 2 its caller if that was Go.
+// level 1 is where the error was raised; when that is a Go function (redis.call,
+// error), its caller, or the caller's caller for a Go function called by another.
 func luaErrorPosition(L *lua.LState) (string, int, bool) {
-	for level := 1; level <= 2; level++ {
+	for level := 1; level <= 4; level++ {
 		dbg, ok := L.GetStack(level)
 		if !ok {
 			return "", 0, false
@@ -561,27 +572,16 @@ func luaErrorPosition(L *lua.LState) (string, int, bool) {
 // luaSourceName is a chunk's source as Lua's debug.getinfo reports it: the
 // script is "@user_script", a loadstring chunk is its own text.
 func luaSourceName(src string) string {
-	if src == luaChunkName {
+	switch src {
+	case luaChunkName:
 		return "@" + luaChunkName
+	case "(load)":
+		return "=(load)" // load's default chunk name
 	}
 	if inner, ok := strings.CutPrefix(src, `[string "`); ok {
 		return strings.TrimSuffix(inner, `"]`)
 	}
 	return src
-}
-
-// luaLoadstring is loadstring(code [, name]) naming the chunk as Lua 5.1 does
-// ([string "code"]), so its errors read the same.
-func luaLoadstring(L *lua.LState) int {
-	code := L.CheckString(1)
-	fn, err := L.Load(strings.NewReader(code), luaChunkID(L.OptString(2, code)))
-	if err != nil {
-		L.Push(lua.LNil)
-		L.Push(lua.LString(err.Error()))
-		return 2
-	}
-	L.Push(fn)
-	return 1
 }
 
 // luaChunkID is Lua 5.1's luaO_chunkid: "=name" and "@file" lose their prefix,

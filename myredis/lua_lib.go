@@ -4,7 +4,9 @@ package myredis
 // base-library functions replaced to behave as Redis 7.0's Lua 5.1 does.
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"math"
 	"runtime/metrics"
@@ -186,6 +188,121 @@ func luaTostring(L *lua.LState, orig lua.LValue) int {
 	L.Insert(orig, 1)
 	L.Call(L.GetTop()-1, 1)
 	return 1
+}
+
+// luaLoadstring is loadstring(code [, name]), naming the chunk as Lua 5.1 does
+// ([string "code"]) so its errors read the same.
+func luaLoadstring(L *lua.LState) int {
+	code := L.CheckString(1)
+	name := luaChunkID(L.OptString(2, code))
+	fn, err := L.Load(strings.NewReader(code), name)
+	if err != nil {
+		L.Push(lua.LNil)
+		L.Push(luaLoadError(err, name, strings.Count(code, "\n")+1))
+		return 2
+	}
+	L.Push(fn)
+	return 1
+}
+
+// luaLoad is load(reader [, name]). As in Lua, the parser pulls pieces from the
+// reader as it needs them, so a syntax error stops the reading (gopher-lua's
+// load would call the reader until it returns nil, for ever if it never does).
+func luaLoad(L *lua.LState) int {
+	reader, ok := L.Get(1).(*lua.LFunction)
+	if !ok {
+		luaTypeError(L, 1, "load", "function")
+	}
+	name := luaChunkID(L.OptString(2, "=(load)"))
+	r := &luaChunkReader{L: L, fn: reader}
+	fn, err := L.Load(r, name)
+	if err != nil {
+		L.Push(lua.LNil)
+		L.Push(luaLoadError(err, name, r.lines+1))
+		return 2
+	}
+	L.Push(fn)
+	return 1
+}
+
+// luaLoadError is what load and loadstring return for a chunk that does not
+// compile: a message for a syntax error; for a failed reader, what Redis's error
+// handler makes of the error (it runs inside Lua's load): {err="ERR ..."}.
+func luaLoadError(err error, name string, lines int) lua.LValue {
+	if ae, ok := err.(*lua.ApiError); ok && ae.Cause != nil {
+		err = ae.Cause
+	}
+	if re, ok := err.(*luaReaderError); ok {
+		return re.value
+	}
+	return lua.LString(luaSyntaxError(err, name, lines))
+}
+
+// luaReaderError ends a load whose reader failed; the parser's recover turns
+// it into load's error result.
+type luaReaderError struct{ value lua.LValue }
+
+func (e *luaReaderError) Error() string { return luaToString(e.value) }
+
+// fail stops the load with the error v, shaped as Redis's error handler does.
+func (r *luaChunkReader) fail(v lua.LValue) {
+	if _, ok := v.(*lua.LTable); !ok {
+		t := r.L.NewTable()
+		t.RawSetString("err", lua.LString("ERR "+luaToString(v)))
+		v = t
+	}
+	panic(&luaReaderError{v})
+}
+
+// luaMaxSource bounds the code one load may read.
+const luaMaxSource = 64 << 20
+
+// luaChunkReader feeds the parser from a Lua reader function, calling it
+// protected so an error inside leaves the Lua stack as it was.
+type luaChunkReader struct {
+	L     *lua.LState
+	fn    *lua.LFunction
+	buf   []byte
+	total int
+	lines int
+	done  bool
+}
+
+func (r *luaChunkReader) Read(p []byte) (int, error) {
+	for len(r.buf) == 0 {
+		if r.done {
+			return 0, io.EOF
+		}
+		r.L.Push(r.fn)
+		if err := r.L.PCall(0, 1, nil); err != nil {
+			var v lua.LValue = lua.LString(err.Error())
+			if ae, ok := err.(*lua.ApiError); ok {
+				v = ae.Object
+			}
+			r.fail(v)
+		}
+		v := r.L.Get(-1)
+		r.L.Pop(1)
+		switch v := v.(type) {
+		case *lua.LNilType:
+			r.done = true
+		case lua.LString:
+			r.buf = []byte(v)
+			r.done = len(v) == 0
+		case lua.LNumber:
+			r.buf = []byte(luaNumberString(float64(v)))
+		default:
+			r.fail(lua.LString(luaWhere(r.L, 1) + " reader function must return a string"))
+		}
+		r.total += len(r.buf)
+		r.lines += bytes.Count(r.buf, []byte("\n"))
+		if r.total > luaMaxSource {
+			r.fail(lua.LString("not enough memory"))
+		}
+	}
+	n := copy(p, r.buf)
+	r.buf = r.buf[n:]
+	return n, nil
 }
 
 // luaUnpack is unpack(t [, i [, j]]) with Lua 5.1's limit on results.
