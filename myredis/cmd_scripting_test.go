@@ -119,6 +119,9 @@ func TestScriptRaisedErrors(t *testing.T) {
 		evalErr("return redis.setresp(4)", "ERR RESP version must be 2 or 3.", 1),
 		evalErr("return redis.acl_check_cmd('nosuch')", "ERR Invalid command passed to redis.acl_check_cmd()", 1),
 		evalErr("return math.random(0)", "ERR user_script:1: bad argument #1 to 'random' (interval is empty)", 1),
+		evalErr("return string.format('%999999999s', 'x')", "ERR user_script:1: invalid format (width or precision too long)", 1),
+		evalErr("return string.format('%z', 1)", "ERR user_script:1: invalid option '%z' to 'format'", 1),
+		evalErr("return string.format('%d')", "ERR user_script:1: bad argument #2 to 'format' (no value)", 1),
 		evalErr("return math.random(1,2,3)", "ERR user_script:1: wrong number of arguments", 1),
 		// pcall hands the error back instead of raising it
 		{"pcall unknown", []string{"EVAL", "return redis.pcall('nosuch')", "0"}, "-ERR Unknown Redis command called from script\r\n"},

@@ -149,7 +149,9 @@ func (e *luaEngine) sandbox() {
 		return 1
 	}))
 
-	G.RawGetString("string").(*lua.LTable).RawSetString("rep", L.NewFunction(luaStringRep))
+	str := G.RawGetString("string").(*lua.LTable)
+	str.RawSetString("rep", L.NewFunction(luaStringRep))
+	str.RawSetString("format", L.NewFunction(luaFormat))
 	co := G.RawGetString("coroutine").(*lua.LTable)
 	for _, name := range []string{"create", "wrap"} {
 		orig := co.RawGetString(name)

@@ -6,6 +6,7 @@ package myredis
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -436,4 +437,158 @@ func luaTypeError(L *lua.LState, i int, fn, want string) {
 		got = L.Get(i).Type().String()
 	}
 	L.RaiseError("bad argument #%d to '%s' (%s expected, got %s)", i, fn, want, got)
+}
+
+// luaFormat is Lua 5.1's string.format: C's conversions (c d i o u x X e E f g G
+// q s), flags "-+ #0", width and precision of at most two digits each (so a
+// script cannot ask for a gigabyte of padding).
+func luaFormat(L *lua.LState) int {
+	format := L.CheckString(1)
+	arg := 1
+	var b []byte
+	nextArg := func() lua.LValue {
+		arg++
+		if arg > L.GetTop() {
+			L.RaiseError("bad argument #%d to 'format' (no value)", arg)
+		}
+		return L.Get(arg)
+	}
+	for i := 0; i < len(format); i++ {
+		c := format[i]
+		if c != '%' {
+			b = append(b, c)
+			continue
+		}
+		i++
+		if i < len(format) && format[i] == '%' {
+			b = append(b, '%')
+			continue
+		}
+		// %[flags][width][.precision]conversion
+		start := i
+		for i < len(format) && strings.IndexByte("-+ #0", format[i]) >= 0 {
+			i++
+		}
+		if i-start > 5 {
+			L.RaiseError("invalid format (repeated flags)")
+		}
+		digits := func() {
+			n := 0
+			for i < len(format) && '0' <= format[i] && format[i] <= '9' {
+				i++
+				n++
+			}
+			if n > 2 {
+				L.RaiseError("invalid format (width or precision too long)")
+			}
+		}
+		digits()
+		hasPrec := i < len(format) && format[i] == '.'
+		if hasPrec {
+			i++
+			digits()
+		}
+		if i >= len(format) {
+			L.RaiseError("%s", "invalid option '%' to 'format'")
+		}
+		spec := format[start:i]
+		switch conv := format[i]; conv {
+		case 'c':
+			n := luaCheckNumberArg(L, nextArg(), arg)
+			b = fmt.Appendf(b, "%"+spec+"c", rune(byte(luaToInt(n))))
+		case 'd', 'i':
+			n := luaCheckNumberArg(L, nextArg(), arg)
+			b = fmt.Appendf(b, "%"+spec+"d", luaToInt(n))
+		case 'o', 'u', 'x', 'X':
+			n := uint64(luaToInt(luaCheckNumberArg(L, nextArg(), arg)))
+			verb := map[byte]string{'o': "o", 'u': "d", 'x': "x", 'X': "X"}[conv]
+			b = fmt.Appendf(b, "%"+spec+verb, n)
+		case 'e', 'E', 'f', 'g', 'G':
+			n := luaCheckNumberArg(L, nextArg(), arg)
+			if math.IsInf(n, 0) || math.IsNaN(n) {
+				text := "inf"
+				switch {
+				case math.IsNaN(n) && math.Signbit(n):
+					text = "-nan" // glibc shows the sign of 0/0's NaN
+				case math.IsNaN(n):
+					text = "nan"
+				case n < 0:
+					text = "-inf"
+				case strings.Contains(spec, "+"):
+					text = "+inf"
+				}
+				if conv == 'E' || conv == 'G' {
+					text = strings.ToUpper(text)
+				}
+				rest := strings.TrimLeft(spec, "-+ #0")
+				width, _, _ := strings.Cut(rest, ".")
+				if strings.Contains(spec[:len(spec)-len(rest)], "-") {
+					width = "-" + width
+				}
+				b = fmt.Appendf(b, "%"+width+"s", text)
+				continue
+			}
+			if !hasPrec && (conv == 'g' || conv == 'G') {
+				spec += ".6" // C's default; Go's %g would print the shortest form
+			}
+			b = fmt.Appendf(b, "%"+spec+string(conv), n)
+		case 'q':
+			b = luaQuote(b, luaArgString(L, nextArg(), arg))
+		case 's':
+			s := luaArgString(L, nextArg(), arg)
+			if hasPrec {
+				if p := luaFormatPrecision(spec); p < len(s) {
+					s = s[:p] // C counts bytes
+				}
+				spec = spec[:strings.IndexByte(spec, '.')]
+			}
+			b = fmt.Appendf(b, "%"+spec+"s", s)
+		default:
+			L.RaiseError("invalid option '%%%c' to 'format'", conv)
+		}
+	}
+	L.Push(lua.LString(b))
+	return 1
+}
+
+func luaFormatPrecision(spec string) int {
+	p, _ := strconv.Atoi(spec[strings.IndexByte(spec, '.')+1:])
+	return p
+}
+
+func luaCheckNumberArg(L *lua.LState, v lua.LValue, arg int) float64 {
+	f, ok := luaNumber(v)
+	if !ok {
+		L.RaiseError("bad argument #%d to 'format' (number expected, got %s)", arg, v.Type().String())
+	}
+	return f
+}
+
+func luaArgString(L *lua.LState, v lua.LValue, arg int) string {
+	switch v := v.(type) {
+	case lua.LString:
+		return string(v)
+	case lua.LNumber:
+		return luaNumberString(float64(v))
+	}
+	L.RaiseError("bad argument #%d to 'format' (string expected, got %s)", arg, v.Type().String())
+	return ""
+}
+
+// luaQuote is %q: a Lua string literal that reads back as s.
+func luaQuote(b []byte, s string) []byte {
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '"', '\\', '\n':
+			b = append(b, '\\', c)
+		case '\r':
+			b = append(b, '\\', 'r')
+		case 0:
+			b = append(b, '\\', '0', '0', '0')
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
 }
