@@ -36,21 +36,23 @@ type Client struct {
 	busyRejected atomic.Bool
 
 	// executor-owned
-	db       *DB
-	authed   bool
-	name     string
-	libName  string
-	libVer   string
-	resp     int
-	lastCmd  string
-	closing  bool // QUIT: close after this batch's replies are sent
-	multi    *multiState
-	watched  []watchedKey
-	dirtyCAS bool
-	blocked  *blockState // non-nil while a blocking command waits
-	pending  []redcon.Command
-	blockOut Writer // the served reply of a blocked command
-	x        Ctx    // reused per command to avoid an allocation
+	db         *DB
+	authed     bool
+	name       string
+	libName    string
+	libVer     string
+	resp       int
+	lastCmd    string
+	closing    bool // QUIT: close after this batch's replies are sent
+	multi      *multiState
+	spareMulti *multiState // the last transaction's queue, kept for the next MULTI
+	watched    []watchedKey
+	dirtyCAS   bool
+	blocked    *blockState // non-nil while a blocking command waits
+	pending    []redcon.Command
+	blockOut   Writer // the served reply of a blocked command
+	x          Ctx    // reused per command to avoid an allocation
+	execX      Ctx    // reused for each command EXEC runs
 
 	lastActive atomic.Int64 // unix ms of the last command, for CLIENT LIST idle
 }
