@@ -39,7 +39,10 @@ func evalCmd(bySHA, readOnly bool) func(x *Ctx) {
 		e := x.s.luaEngine()
 		var sc *luaScript
 		if bySHA {
-			if sc = e.scripts[strings.ToLower(x.arg(1))]; sc == nil {
+			if sc = e.scripts[string(x.args[1])]; sc == nil {
+				sc = e.scripts[strings.ToLower(x.arg(1))]
+			}
+			if sc == nil {
 				x.err(msgNoScript)
 				return
 			}

@@ -16,8 +16,8 @@ import (
 // The Lua engine behind EVAL. One gopher-lua state lives on the executor goroutine
 // and runs every script, one at a time, so a script is as atomic as a single
 // command: nothing else touches the keyspace until it returns. Scripts are
-// compiled once and kept by the SHA1 of their body; each run makes a closure from
-// the cached prototype, so nothing is parsed or rebuilt per call.
+// compiled once and kept by the SHA1 of their body; a run calls the cached
+// function, so nothing is parsed or rebuilt per call.
 //
 // The sandbox is Redis 7.0's: base, table, string, math, coroutine, cjson and bit
 // (no os, io, package, debug, loadfile, dofile, print; nor struct and cmsgpack,
@@ -33,8 +33,8 @@ const luaChunkName = "user_script"
 // luaScript is a compiled script in the cache.
 type luaScript struct {
 	sha      string
-	proto    *lua.FunctionProto
-	noWrites bool // shebang flags=no-writes
+	fn       *lua.LFunction // the main chunk, made once: it has no upvalues to renew
+	noWrites bool           // shebang flags=no-writes
 }
 
 // luaEngine owns the Lua state. Every method runs on the executor goroutine.
@@ -333,7 +333,7 @@ func (e *luaEngine) compile(body, sha string) (*luaScript, string) {
 	// Lua 5.1 gives the main chunk no "arg" table; gopher-lua would build one
 	// (with a Go map) on every call.
 	proto.IsVarArg &^= lua.VarArgNeedsArg
-	sc.proto = proto
+	sc.fn = e.L.NewFunctionFromProto(proto)
 	return sc, ""
 }
 
@@ -432,7 +432,7 @@ func (e *luaEngine) run(x *Ctx, sc *luaScript, keys, argv [][]byte, readOnly boo
 		s.wrapPropagation(true)
 	}
 
-	L.Push(L.NewFunctionFromProto(sc.proto))
+	L.Push(sc.fn)
 	err := L.PCall(0, 1, e.handler)
 
 	if wrap {
