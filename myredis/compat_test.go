@@ -1,0 +1,298 @@
+// Needs redis-server (skips without it): the differential suite sends the same
+// commands to MyRedis and to a real redis-server and compares raw replies byte for byte.
+package myredis_test
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"waitroom/myredis"
+	"waitroom/myredis/redistest"
+)
+
+// A diffCase is a command sequence run on fresh connections to both servers after
+// FLUSHALL. Each command is an argument vector, with two optional markers in its
+// first element:
+//
+//	"@2"    a lone "@N" first element sends the rest on connection N (1 is the default),
+//	        for WATCH and other multi-client sequences;
+//	"~CMD"  compares only the reply's type byte (PTTL, RANDOMKEY, TIME, CLIENT ID);
+//	"^CMD"  compares an array reply as a multiset (KEYS: hash order differs).
+//
+// Sequences also live in testdata/compat/*.txt, one command a line in redis-cli
+// syntax, each case opened by "=== name"; see testdata/compat/README.
+type diffCase struct {
+	name string
+	cmds [][]string
+}
+
+// diffCases are the sequences written in Go; other files may append to it in init.
+var diffCases []diffCase
+
+// A diffSuite is a set of cases run against one pair of servers started with the
+// same redis-server arguments (MyRedis reads them with ParseArgs).
+type diffSuite struct {
+	name  string
+	dir   string   // testdata directory of *.txt cases
+	args  []string // redis-server arguments for both servers
+	cases []diffCase
+}
+
+// diffSuites lists every suite; other files may append to it in init.
+var diffSuites = []diffSuite{
+	{name: "default", dir: "testdata/compat"},
+	{name: "requirepass", dir: "testdata/compat/requirepass", args: []string{"--requirepass", "secret"}},
+	{name: "smallbulk", args: []string{"--proto-max-bulk-len", "1mb"}, cases: []diffCase{
+		{"bulk at the limit", [][]string{
+			{"SET", "k", strings.Repeat("x", 1<<20)},
+			{"STRLEN", "k"},
+			{"APPEND", "k", "y"},
+			{"STRLEN", "k"},
+			{"SET", "s", strings.Repeat("x", 1<<20-1)},
+			{"APPEND", "s", "y"},
+			{"APPEND", "s", "y"},
+			{"STRLEN", "s"},
+			{"CONFIG", "GET", "proto-max-bulk-len"},
+			{"CONFIG", "SET", "proto-max-bulk-len", "1000"},
+			{"CONFIG", "SET", "proto-max-bulk-len", "2mb"},
+			{"APPEND", "s", "y"},
+			{"CONFIG", "SET", "proto-max-bulk-len", "1mb"},
+		}},
+		{"bulk over the limit closes", [][]string{
+			{"SET", "a", "1"},
+			{"SET", "k", strings.Repeat("x", 1<<20+1)},
+		}},
+	}},
+}
+
+// TestCompat runs every suite against a real redis-server and MyRedis.
+func TestCompat(t *testing.T) {
+	redistest.SkipWithoutRedis(t)
+	for _, suite := range diffSuites {
+		t.Run(suite.name, func(t *testing.T) {
+			cases := suite.cases
+			if suite.name == "default" {
+				cases = append(cases, diffCases...)
+			}
+			files, _ := filepath.Glob(filepath.Join(suite.dir, "*.txt"))
+			for _, f := range files {
+				fc, err := loadDiffCases(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cases = append(cases, fc...)
+			}
+			if len(cases) == 0 {
+				t.Fatalf("suite %s has no cases", suite.name)
+			}
+			real, mine := startPair(t, suite.args...)
+			for _, dc := range cases {
+				t.Run(dc.name, func(t *testing.T) { runDiff(t, real, mine, dc) })
+			}
+		})
+	}
+}
+
+// startPair starts a real redis-server and a MyRedis with the same arguments.
+func startPair(t *testing.T, args ...string) (realAddr, myAddr string) {
+	t.Helper()
+	cfg, err := myredis.ParseArgs(args)
+	if err != nil {
+		t.Fatalf("MyRedis cannot take %q: %v", args, err)
+	}
+	realAddr = redistest.StartRealRedis(t, args...)
+	_, myAddr = redistest.StartMyRedisConfig(t, cfg)
+	return realAddr, myAddr
+}
+
+// diffPassword is the requirepass suite's password.
+const diffPassword = "secret"
+
+// runDiff plays dc against both addresses and reports every differing reply.
+func runDiff(t *testing.T, realAddr, myAddr string, dc diffCase) {
+	t.Helper()
+	type side struct {
+		addr  string
+		conns map[int]*redistest.Conn
+	}
+	sides := []*side{{addr: realAddr}, {addr: myAddr}}
+	for _, s := range sides {
+		s.conns = map[int]*redistest.Conn{}
+		c := redistest.Dial(t, s.addr)
+		c.Do("AUTH", diffPassword) // for the requirepass suite; harmless error otherwise
+		if r := c.Do("FLUSHALL"); r != redistest.OK {
+			t.Fatalf("FLUSHALL on %s: %q", s.addr, r)
+		}
+		c.Close()
+	}
+	conn := func(s *side, n int) *redistest.Conn {
+		if c, ok := s.conns[n]; ok {
+			return c
+		}
+		c := redistest.Dial(t, s.addr)
+		s.conns[n] = c
+		return c
+	}
+	for i, args := range dc.cmds {
+		n := 1
+		if len(args) > 0 && len(args[0]) > 1 && args[0][0] == '@' {
+			var err error
+			if n, err = strconv.Atoi(args[0][1:]); err != nil {
+				t.Fatalf("bad connection marker %q", args[0])
+			}
+			args = args[1:]
+		}
+		var mode byte
+		if len(args) > 0 && len(args[0]) > 1 && (args[0][0] == '~' || args[0][0] == '^') {
+			mode = args[0][0]
+			args = append([]string{args[0][1:]}, args[1:]...)
+		}
+		want, err := conn(sides[0], n).DoErr(args...)
+		if err != nil {
+			t.Fatalf("step %d %q: redis-server: %v", i+1, args, err)
+		}
+		got, err := conn(sides[1], n).DoErr(args...)
+		if err != nil {
+			t.Fatalf("step %d %q: MyRedis: %v (Redis replied %q)", i+1, args, err, want)
+		}
+		switch mode {
+		case '~':
+			if got[:1] != want[:1] {
+				t.Errorf("step %d %q: reply type differs\n redis:   %q\n myredis: %q", i+1, args, want, got)
+			}
+			continue
+		case '^':
+			want, got = sortedArray(want), sortedArray(got)
+		}
+		if got != want {
+			t.Errorf("step %d %q:\n redis:   %q\n myredis: %q", i+1, args, want, got)
+		}
+	}
+}
+
+// sortedArray re-renders an array reply with its elements in byte order.
+func sortedArray(reply string) string {
+	if !strings.HasPrefix(reply, "*") {
+		return reply
+	}
+	rd := bufio.NewReader(strings.NewReader(reply))
+	head, _ := rd.ReadString('\n')
+	n, err := strconv.Atoi(strings.TrimSpace(head[1:]))
+	if err != nil || n < 0 {
+		return reply
+	}
+	elems := make([]string, n)
+	for i := range elems {
+		var b strings.Builder
+		if err := redistest.ReadReply(rd, &b); err != nil {
+			return reply
+		}
+		elems[i] = b.String()
+	}
+	sort.Strings(elems)
+	return head + strings.Join(elems, "")
+}
+
+// loadDiffCases reads a testdata/compat file.
+func loadDiffCases(path string) ([]diffCase, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	base := strings.TrimSuffix(filepath.Base(path), ".txt")
+	var cases []diffCase
+	for ln, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		if name, ok := strings.CutPrefix(line, "==="); ok {
+			cases = append(cases, diffCase{name: base + "/" + strings.TrimSpace(name)})
+			continue
+		}
+		if len(cases) == 0 {
+			return nil, fmt.Errorf("%s:%d: command before the first '=== name' line", path, ln+1)
+		}
+		args, err := splitArgs(line)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", path, ln+1, err)
+		}
+		last := &cases[len(cases)-1]
+		last.cmds = append(last.cmds, args)
+	}
+	return cases, nil
+}
+
+// splitArgs splits a line as redis-cli does: blanks separate arguments; "..."
+// takes \n \r \t \" \\ and \xHH escapes; '...' takes \'.
+func splitArgs(line string) ([]string, error) {
+	var args []string
+	i := 0
+	for {
+		for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+			i++
+		}
+		if i == len(line) {
+			return args, nil
+		}
+		var cur []byte
+		inq, insq := false, false
+		for done := false; !done; {
+			if i == len(line) {
+				if inq || insq {
+					return nil, fmt.Errorf("unbalanced quotes in %q", line)
+				}
+				break
+			}
+			ch := line[i]
+			switch {
+			case inq && ch == '\\' && i+3 < len(line) && line[i+1] == 'x' && isHex(line[i+2]) && isHex(line[i+3]):
+				v, _ := strconv.ParseUint(line[i+2:i+4], 16, 8)
+				cur = append(cur, byte(v))
+				i += 3
+			case inq && ch == '\\' && i+1 < len(line):
+				i++
+				switch line[i] {
+				case 'n':
+					cur = append(cur, '\n')
+				case 'r':
+					cur = append(cur, '\r')
+				case 't':
+					cur = append(cur, '\t')
+				default:
+					cur = append(cur, line[i])
+				}
+			case inq && ch == '"', insq && ch == '\'':
+				if i+1 < len(line) && line[i+1] != ' ' && line[i+1] != '\t' {
+					return nil, fmt.Errorf("closing quote must be followed by a space in %q", line)
+				}
+				inq, insq, done = false, false, true
+			case insq && ch == '\\' && i+1 < len(line) && line[i+1] == '\'':
+				i++
+				cur = append(cur, '\'')
+			case inq || insq:
+				cur = append(cur, ch)
+			case ch == ' ' || ch == '\t':
+				done = true
+			case ch == '"':
+				inq = true
+			case ch == '\'':
+				insq = true
+			default:
+				cur = append(cur, ch)
+			}
+			i++
+		}
+		args = append(args, string(cur))
+	}
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
