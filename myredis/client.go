@@ -12,6 +12,7 @@ import (
 // written only on the executor goroutine; the batch fields are handed back and forth
 // through jobs and done.
 type Client struct {
+	s       *Server
 	id      int64
 	conn    redcon.Conn
 	addr    string
@@ -36,6 +37,8 @@ type Client struct {
 	resp     int
 	lastCmd  string
 	closing  bool // QUIT: close after this batch's replies are sent
+	// CLIENT REPLY OFF / SKIP: replies are dropped (SKIP: the next command's only)
+	replyOff, replySkipNext, replySkip bool
 	multi    *multiState
 	watched  []watchedKey
 	dirtyCAS bool
@@ -51,6 +54,7 @@ var clientIDs atomic.Int64
 
 func newClient(s *Server, conn redcon.Conn) *Client {
 	c := &Client{
+		s:       s,
 		id:      clientIDs.Add(1),
 		conn:    conn,
 		created: s.clock.Now(),
@@ -68,6 +72,11 @@ func newClient(s *Server, conn redcon.Conn) *Client {
 	}
 	return c
 }
+
+// needsAuth reports whether c must authenticate before running commands, as
+// Redis's authRequired: a password is set and c has not given it (a client that
+// connected while there was none stays authenticated). Runs on the executor.
+func (c *Client) needsAuth() bool { return !c.authed && c.s.cfg.RequirePass != "" }
 
 // info is the client's line in CLIENT LIST and CLIENT INFO. Runs on the executor.
 func (c *Client) info(now time.Time) string {

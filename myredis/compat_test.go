@@ -23,7 +23,9 @@ import (
 //	"@2"    a lone "@N" first element sends the rest on connection N (1 is the default),
 //	        for WATCH and other multi-client sequences;
 //	"~CMD"  compares only the reply's type byte (PTTL, RANDOMKEY, TIME, CLIENT ID);
-//	"^CMD"  compares an array reply as a multiset (KEYS: hash order differs).
+//	"^CMD"  compares an array reply as a multiset (KEYS: hash order differs);
+//	"!CMD"  expects no reply at all (CLIENT REPLY OFF/SKIP): nothing is read, so
+//	        a stray reply shows up as a mismatch at the next command.
 //
 // Sequences also live in testdata/compat/*.txt, one command a line in redis-cli
 // syntax, each case opened by "=== name"; see testdata/compat/README.
@@ -149,9 +151,17 @@ func runDiff(t *testing.T, realAddr, myAddr string, dc diffCase) {
 			args = args[1:]
 		}
 		var mode byte
-		if len(args) > 0 && len(args[0]) > 1 && (args[0][0] == '~' || args[0][0] == '^') {
+		if len(args) > 0 && len(args[0]) > 1 && strings.IndexByte("~^!", args[0][0]) >= 0 {
 			mode = args[0][0]
 			args = append([]string{args[0][1:]}, args[1:]...)
+		}
+		if mode == '!' {
+			for _, s := range sides {
+				if err := conn(s, n).Write(redistest.Encode(args...)); err != nil {
+					t.Fatalf("step %d %q: %s: %v", i+1, args, s.addr, err)
+				}
+			}
+			continue
 		}
 		want, err := conn(sides[0], n).DoErr(args...)
 		if err != nil {
