@@ -29,25 +29,26 @@ type Client struct {
 	batchDeadline time.Time
 
 	// executor-owned
-	db       *DB
-	authed   bool
-	name     string
-	libName  string
-	libVer   string
-	resp     int
-	lastCmd  string
-	closing  bool // QUIT: close after this batch's replies are sent
+	db      *DB
+	authed  bool
+	name    string
+	libName string
+	libVer  string
+	resp    int
+	lastCmd string
+	closing bool // QUIT: close after this batch's replies are sent
 	// CLIENT REPLY OFF / SKIP: replies are dropped (SKIP: the next command's only)
 	replyOff, replySkipNext, replySkip bool
-	multi    *multiState
-	watched  []watchedKey
-	dirtyCAS bool
-	blocked  *blockState // non-nil while a blocking command waits
-	pending  []redcon.Command
-	blockOut Writer // the served reply of a blocked command
-	x        Ctx    // reused per command to avoid an allocation
+	multi                              *multiState
+	watched                            []watchedKey
+	dirtyCAS                           bool
+	blocked                            *blockState // non-nil while a blocking command waits
+	pending                            []redcon.Command
+	blockOut                           Writer // the served reply of a blocked command
+	x                                  Ctx    // reused per command to avoid an allocation
 
 	lastActive atomic.Int64 // unix ms of the last command, for CLIENT LIST idle
+	guard      *guardConn   // the socket's protocol guard, told when c authenticates
 }
 
 var clientIDs atomic.Int64
@@ -61,13 +62,17 @@ func newClient(s *Server, conn redcon.Conn) *Client {
 		done:    make(chan struct{}, 1),
 		wake:    make(chan struct{}, 1),
 		db:      s.dbs[0],
-		authed:  s.cfg.RequirePass == "",
+		authed:  !s.proto.hasPass.Load(),
 		resp:    2,
 	}
 	if conn != nil {
 		c.addr = conn.RemoteAddr()
 		if nc := conn.NetConn(); nc != nil {
 			c.laddr = nc.LocalAddr().String()
+		}
+		if gc, ok := conn.NetConn().(*guardConn); ok {
+			c.guard = gc
+			gc.authed.Store(c.authed)
 		}
 	}
 	return c

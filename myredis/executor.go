@@ -62,6 +62,9 @@ func (s *Server) runBatch(c *Client) {
 		c.batchDeadline = c.blocked.deadline
 	}
 	c.lastActive.Store(s.clock.Now().UnixMilli())
+	if c.guard != nil {
+		c.guard.authed.Store(c.authed) // the guard limits requests until AUTH
+	}
 }
 
 // muteReply applies CLIENT REPLY OFF and SKIP to the reply written from mark on.

@@ -47,6 +47,8 @@ type Server struct {
 	configHooks     []func(old, next Config) // CONFIG SET listeners
 	wrapHooks       []func(begin bool)       // EXEC/script boundaries for propagation
 	persistenceInfo func() [][2]string       // INFO persistence, set by the AOF
+
+	proto protoLimits // what the connections' protocol guards check
 }
 
 type stats struct {
@@ -85,6 +87,8 @@ func New(cfg Config, opts ...Option) *Server {
 		s.dbs[i] = newDB(s, i)
 	}
 	s.started = s.clock.Now()
+	s.proto.set(cfg)
+	s.configHooks = append(s.configHooks, func(_, next Config) { s.proto.set(next) })
 	go s.runExecutor()
 	return s
 }
@@ -105,7 +109,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	s.ln = ln
 	s.rc = redcon.NewServer(ln.Addr().String(), s.handle, s.accept, s.closed)
 	go s.activeExpireLoop()
-	err := s.rc.Serve(guardListener{ln, s.cfg.ProtoMaxBulkLen})
+	err := s.rc.Serve(guardListener{ln, &s.proto})
 	if errors.Is(err, net.ErrClosed) {
 		return nil
 	}
