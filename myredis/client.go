@@ -62,7 +62,7 @@ func newClient(s *Server, conn redcon.Conn) *Client {
 		done:    make(chan struct{}, 1),
 		wake:    make(chan struct{}, 1),
 		db:      s.dbs[0],
-		authed:  !s.proto.hasPass.Load(),
+		authed:  !s.live.hasPass.Load(),
 		resp:    2,
 	}
 	if conn != nil {

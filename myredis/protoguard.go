@@ -43,21 +43,25 @@ const (
 
 var errGuardClosed = errors.New("protocol error")
 
-// protoLimits are the settings the guards read on connection goroutines; the
-// executor updates them on CONFIG SET.
-type protoLimits struct {
-	maxBulk atomic.Int64
-	hasPass atomic.Bool // requirepass is set
+// liveSettings are the settings read off the executor (the guards, the accept
+// callback, the active-expiry ticker); the executor updates them on CONFIG SET.
+type liveSettings struct {
+	maxBulk    atomic.Int64
+	hasPass    atomic.Bool // requirepass is set
+	maxClients atomic.Int64
+	hz         atomic.Int64
 }
 
-func (l *protoLimits) set(cfg Config) {
+func (l *liveSettings) set(cfg Config) {
 	l.maxBulk.Store(cfg.ProtoMaxBulkLen)
 	l.hasPass.Store(cfg.RequirePass != "")
+	l.maxClients.Store(int64(cfg.MaxClients))
+	l.hz.Store(int64(cfg.Hz))
 }
 
 type guardListener struct {
 	net.Listener
-	limits *protoLimits
+	limits *liveSettings
 }
 
 func (l guardListener) Accept() (net.Conn, error) {
@@ -200,7 +204,7 @@ const (
 
 // respGuard tracks the request stream across reads.
 type respGuard struct {
-	limits    *protoLimits
+	limits    *liveSettings
 	authed    *atomic.Bool
 	state     int
 	line      []byte // the current line: inline text or header digits (after '*'/'$')

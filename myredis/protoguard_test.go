@@ -60,7 +60,7 @@ func completeRequests(out string) (string, error) {
 
 // runGuard feeds input through a guard in the given pieces, reading with buffers
 // of readSize bytes, as redcon does.
-func runGuard(input string, pieces []int, readSize int, limits *protoLimits, authed bool) guardResult {
+func runGuard(input string, pieces []int, readSize int, limits *liveSettings, authed bool) guardResult {
 	var chunks [][]byte
 	rest := []byte(input)
 	for _, n := range pieces {
@@ -97,8 +97,8 @@ func runGuard(input string, pieces []int, readSize int, limits *protoLimits, aut
 	return guardResult{reqs, cc.wrote.String()}
 }
 
-func defaultLimits() *protoLimits {
-	l := &protoLimits{}
+func defaultLimits() *liveSettings {
+	l := &liveSettings{}
 	l.set(DefaultConfig())
 	return l
 }
@@ -199,7 +199,7 @@ func FuzzRESPGuard(f *testing.F) {
 	f.Add([]byte("*1\rX$-1\r\n"), uint16(1), uint8(1))
 	f.Add([]byte("\x00\xff*\r\n$"), uint16(2), uint8(3))
 	f.Fuzz(func(t *testing.T, data []byte, cut uint16, readSize uint8) {
-		limits := &protoLimits{}
+		limits := &liveSettings{}
 		limits.maxBulk.Store(1 << 20)
 		in := string(data)
 		whole := runGuard(in, nil, 1<<16, limits, true)

@@ -48,7 +48,7 @@ type Server struct {
 	wrapHooks       []func(begin bool)       // EXEC/script boundaries for propagation
 	persistenceInfo func() [][2]string       // INFO persistence, set by the AOF
 
-	proto protoLimits // what the connections' protocol guards check
+	live liveSettings // settings read off the executor
 }
 
 type stats struct {
@@ -87,8 +87,8 @@ func New(cfg Config, opts ...Option) *Server {
 		s.dbs[i] = newDB(s, i)
 	}
 	s.started = s.clock.Now()
-	s.proto.set(cfg)
-	s.configHooks = append(s.configHooks, func(_, next Config) { s.proto.set(next) })
+	s.live.set(cfg)
+	s.configHooks = append(s.configHooks, func(_, next Config) { s.live.set(next) })
 	go s.runExecutor()
 	return s
 }
@@ -109,7 +109,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	s.ln = ln
 	s.rc = redcon.NewServer(ln.Addr().String(), s.handle, s.accept, s.closed)
 	go s.activeExpireLoop()
-	err := s.rc.Serve(guardListener{ln, &s.proto})
+	err := s.rc.Serve(guardListener{ln, &s.live})
 	if errors.Is(err, net.ErrClosed) {
 		return nil
 	}
@@ -143,7 +143,7 @@ func (s *Server) Close() error {
 func (s *Server) accept(conn redcon.Conn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.clients) >= s.cfg.MaxClients {
+	if int64(len(s.clients)) >= s.live.maxClients.Load() {
 		conn.WriteError("ERR max number of clients reached")
 		s.stats.rejectedConns++
 		return false
@@ -220,13 +220,18 @@ func (s *Server) Do(args ...string) []byte {
 
 // activeExpireLoop asks the executor hz times a second to reclaim expired keys.
 func (s *Server) activeExpireLoop() {
-	t := time.NewTicker(time.Second / time.Duration(s.cfg.Hz))
+	hz := s.live.hz.Load()
+	t := time.NewTicker(time.Second / time.Duration(hz))
 	defer t.Stop()
 	for {
 		select {
 		case <-s.quit:
 			return
 		case <-t.C:
+			if now := s.live.hz.Load(); now != hz { // CONFIG SET hz
+				hz = now
+				t.Reset(time.Second / time.Duration(hz))
+			}
 			select {
 			case s.jobs <- job{fn: s.activeExpire}:
 			case <-s.quit:
