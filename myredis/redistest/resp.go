@@ -36,6 +36,16 @@ func Dial(t testing.TB, addr string) *Conn {
 	return &Conn{t: t, nc: nc, rd: newReader(nc)}
 }
 
+// DialErr connects to addr without a test: the caller closes the connection.
+// Do and Pipeline need a test; use DoErr, Write and Read.
+func DialErr(addr string) (*Conn, error) {
+	nc, err := net.DialTimeout("tcp", addr, Timeout)
+	if err != nil {
+		return nil, err
+	}
+	return &Conn{nc: nc, rd: newReader(nc)}, nil
+}
+
 // NetConn is the underlying connection.
 func (c *Conn) NetConn() net.Conn { return c.nc }
 
