@@ -95,9 +95,11 @@ func TestAbuseDoesNotDisturbOthers(t *testing.T) {
 				time.Sleep(2 * time.Millisecond)
 			}
 		},
-		func(c *redistest.Conn) { c.Write([]byte("*2\r\n$4\r\nECHO\r\n$400000000\r\n" + strings.Repeat("z", 100000))) },
+		func(c *redistest.Conn) {
+			c.Write([]byte("*2\r\n$4\r\nECHO\r\n$400000000\r\n" + strings.Repeat("z", 100000)))
+		},
 		func(c *redistest.Conn) { c.Write([]byte(strings.Repeat("A", 100000))) }, // too big inline
-		func(c *redistest.Conn) { c.Write([]byte("MULTI\r\nSET k v\r\n")) },       // open transaction, then vanish
+		func(c *redistest.Conn) { c.Write([]byte("MULTI\r\nSET k v\r\n")) },      // open transaction, then vanish
 		func(c *redistest.Conn) { c.Write([]byte("WATCH k\r\n")) },
 		func(c *redistest.Conn) {}, // connect and vanish
 	}
