@@ -107,6 +107,18 @@ func TestCompatProtocol(t *testing.T) {
 	runRawCases(t, real, mine, rawCases)
 }
 
+// smallBulkCases run against servers with --proto-max-bulk-len 1mb.
+var smallBulkCases = []rawCase{
+	{name: "bulk at the limit", input: "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1048576\r\n" + big(1<<20, "x") + "\r\n*2\r\n$6\r\nSTRLEN\r\n$1\r\nk\r\n"},
+	{name: "bulk over the limit, header only", input: "*1\r\n$4\r\nPING\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1048577\r\n"},
+}
+
+func TestCompatProtocolSmallBulk(t *testing.T) {
+	redistest.SkipWithoutRedis(t)
+	real, mine := startPair(t, "--proto-max-bulk-len", "1mb")
+	runRawCases(t, real, mine, smallBulkCases)
+}
+
 func TestCompatProtocolUnauthenticated(t *testing.T) {
 	redistest.SkipWithoutRedis(t)
 	real, mine := startPair(t, "--requirepass", "secret")

@@ -5,6 +5,7 @@ package redistest
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -32,33 +33,57 @@ func StartMyRedis(t testing.TB, opts ...myredis.Option) string {
 // (cfg.Port and cfg.Bind are replaced) and returns the server and its address.
 func StartMyRedisConfig(t testing.TB, cfg myredis.Config, opts ...myredis.Option) (*myredis.Server, string) {
 	t.Helper()
+	s, addr, stop, err := ServeMyRedis(cfg, opts...)
+	if err != nil {
+		t.Fatalf("redistest: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Errorf("redistest: %v", err)
+		}
+	})
+	return s, addr
+}
+
+// ServeMyRedis is StartMyRedisConfig without a test, for TestMain and tools: it
+// returns once the server answers, with a stop function that closes it and
+// waits for Serve to return.
+func ServeMyRedis(cfg myredis.Config, opts ...myredis.Option) (srv *myredis.Server, addr string, stop func() error, err error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatalf("redistest: listen: %v", err)
+		return nil, "", nil, fmt.Errorf("listen: %w", err)
 	}
 	cfg.Bind = "127.0.0.1"
 	cfg.Port = ln.Addr().(*net.TCPAddr).Port
 	s, err := myredis.Open(cfg, opts...)
 	if err != nil {
 		ln.Close()
-		t.Fatalf("redistest: open MyRedis: %v", err)
+		return nil, "", nil, fmt.Errorf("open MyRedis: %w", err)
 	}
 	served := make(chan error, 1)
 	go func() { served <- s.Serve(ln) }()
-	addr := ln.Addr().String()
-	t.Cleanup(func() {
-		s.Close()
-		select {
-		case err := <-served:
-			if err != nil {
-				t.Errorf("redistest: MyRedis Serve: %v", err)
+	addr = ln.Addr().String()
+	var once sync.Once
+	var stopErr error
+	stop = func() error {
+		once.Do(func() {
+			s.Close()
+			select {
+			case err := <-served:
+				if err != nil {
+					stopErr = fmt.Errorf("MyRedis Serve: %w", err)
+				}
+			case <-time.After(10 * time.Second):
+				stopErr = errors.New("MyRedis did not stop within 10s")
 			}
-		case <-time.After(10 * time.Second):
-			t.Errorf("redistest: MyRedis did not stop within 10s")
-		}
-	})
-	waitReady(t, addr, served)
-	return s, addr
+		})
+		return stopErr
+	}
+	if err := waitReady(addr, served); err != nil {
+		stop()
+		return nil, "", nil, err
+	}
+	return s, addr, stop, nil
 }
 
 // RedisServerPath is the redis-server binary, or "" when it is not installed.
@@ -223,8 +248,7 @@ func FreePort(t testing.TB) int {
 }
 
 // waitReady polls addr until it answers PING.
-func waitReady(t testing.TB, addr string, served <-chan error) {
-	t.Helper()
+func waitReady(addr string, served <-chan error) error {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
@@ -234,16 +258,16 @@ func waitReady(t testing.TB, addr string, served <-chan error) {
 			reply, err := rc.DoErr("PING")
 			c.Close()
 			if err == nil && (reply == "+PONG\r\n" || strings.HasPrefix(reply, "-NOAUTH")) {
-				return
+				return nil
 			}
 		}
 		select {
 		case err := <-served:
-			t.Fatalf("redistest: MyRedis stopped serving: %v", err)
+			return fmt.Errorf("MyRedis stopped serving: %v", err)
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("redistest: MyRedis not ready on %s within 10s", addr)
+			return fmt.Errorf("MyRedis not ready on %s within 10s", addr)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
