@@ -48,7 +48,7 @@ func cmdDel(x *Ctx) {
 func cmdExists(x *Ctx) {
 	n := 0
 	for _, k := range x.args[1:] {
-		if x.db.lookup(string(k)) != nil {
+		if x.lookupRead(string(k)) != nil {
 			n++
 		}
 	}
@@ -67,7 +67,7 @@ func typeName(e *entry) string {
 }
 
 func cmdType(x *Ctx) {
-	e := x.db.lookup(x.arg(1))
+	e := x.lookupRead(x.arg(1))
 	if e == nil {
 		x.w.Simple("none")
 		return
@@ -159,7 +159,7 @@ func expireCmd(unit int64, absolute bool) func(*Ctx) {
 func ttlCmd(ms, absolute bool) func(*Ctx) {
 	return func(x *Ctx) {
 		key := x.arg(1)
-		if x.db.lookup(key) == nil {
+		if x.lookupRead(key) == nil {
 			x.w.Int(-2)
 			return
 		}

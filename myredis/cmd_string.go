@@ -47,6 +47,33 @@ func (x *Ctx) getString(key string) (val []byte, found, ok bool) {
 	return b, true, true
 }
 
+// getStringForWrite is getString for commands that write the key (INCR, APPEND):
+// like Redis's lookupKeyWrite it counts no keyspace hit or miss.
+func (x *Ctx) getStringForWrite(key string) (val []byte, found, ok bool) {
+	e := x.db.lookup(key)
+	if e == nil {
+		return nil, false, true
+	}
+	b, isStr := e.val.([]byte)
+	if !isStr {
+		x.wrongType()
+		return nil, true, false
+	}
+	return b, true, true
+}
+
+// lookupRead finds key for a command that reads it, counting a keyspace hit or
+// miss as Redis's lookupKeyRead does (MGET, EXISTS, TYPE, TTL).
+func (x *Ctx) lookupRead(key string) *entry {
+	e := x.db.lookup(key)
+	if e == nil {
+		x.s.stats.keyspaceMisses++
+	} else {
+		x.s.stats.keyspaceHits++
+	}
+	return e
+}
+
 // own returns b clipped so that appending to it never writes into a neighbour.
 func own(b []byte) []byte { return b[:len(b):len(b)] }
 
@@ -297,7 +324,7 @@ func cmdGetset(x *Ctx) {
 func cmdMget(x *Ctx) {
 	x.w.Array(x.nargs() - 1)
 	for _, k := range x.args[1:] {
-		e := x.db.lookup(string(k))
+		e := x.lookupRead(string(k))
 		if b, ok := entryString(e); ok {
 			x.w.Bulk(b)
 		} else {
@@ -368,7 +395,7 @@ func cmdDecrby(x *Ctx) {
 // incrBy adds n to the integer at key, keeping its TTL.
 func (x *Ctx) incrBy(n int64) {
 	key := x.arg(1)
-	v, found, ok := x.getString(key)
+	v, found, ok := x.getStringForWrite(key)
 	if !ok {
 		return
 	}
@@ -395,7 +422,7 @@ func (x *Ctx) incrBy(n int64) {
 // prints it (see longdouble.go). The type is checked before either number.
 func cmdIncrbyfloat(x *Ctx) {
 	key := x.arg(1)
-	v, found, ok := x.getString(key)
+	v, found, ok := x.getStringForWrite(key)
 	if !ok {
 		return
 	}
@@ -442,7 +469,7 @@ func isRangeErr(err error) bool {
 
 func cmdAppend(x *Ctx) {
 	key := x.arg(1)
-	v, found, ok := x.getString(key)
+	v, found, ok := x.getStringForWrite(key)
 	if !ok {
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"waitroom/myredis"
 	"waitroom/myredis/redistest"
@@ -301,4 +302,49 @@ func splitArgs(line string) ([]string, error) {
 
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// TestCompatInfoCounters compares INFO's counters after the same commands:
+// hits and misses (only reads count, as Redis's lookupKeyRead), commands
+// processed, expired keys, and the keyspace line.
+func TestCompatInfoCounters(t *testing.T) {
+	redistest.SkipWithoutRedis(t)
+	real, mine := startPair(t)
+	cmds := [][]string{
+		{"SET", "a", "1"}, {"GET", "a"}, {"GET", "nope"}, {"MGET", "a", "nope", "a"}, {"EXISTS", "a", "nope"},
+		{"TYPE", "a"}, {"TTL", "nope"}, {"INCR", "a"}, {"INCR", "fresh"}, {"APPEND", "a", "x"},
+		{"SET", "a", "2", "GET"}, {"GETSET", "a", "3"}, {"STRLEN", "a"}, {"GETEX", "a"}, {"SETNX", "a", "1"},
+		{"SET", "t", "v", "PX", "1"}, {"EXPIRE", "a", "100"}, {"NOSUCH"}, {"GET"}, {"SCAN", "0"},
+	}
+	fields := []string{"keyspace_hits", "keyspace_misses", "total_commands_processed", "db0"}
+	results := make([]map[string]string, 2)
+	for i, addr := range []string{real, mine} {
+		c := redistest.Dial(t, addr)
+		c.Do("FLUSHALL")
+		c.Do("CONFIG", "RESETSTAT")
+		for _, args := range cmds {
+			c.Do(args...)
+		}
+		time.Sleep(5 * time.Millisecond) // let t expire
+		c.Do("GET", "t")
+		results[i] = map[string]string{}
+		for _, sec := range []string{"stats", "keyspace"} {
+			for k, v := range infoFields(t, c.Do("INFO", sec)) {
+				results[i][k] = v
+			}
+		}
+	}
+	for _, f := range fields {
+		want, got := results[0][f], results[1][f]
+		if f == "db0" { // avg_ttl is Redis's running estimate
+			want, _, _ = strings.Cut(want, ",avg_ttl")
+			got, _, _ = strings.Cut(got, ",avg_ttl")
+		}
+		if want != got {
+			t.Errorf("INFO %s: redis %q, myredis %q", f, want, got)
+		}
+	}
+	if results[0]["expired_keys"] != results[1]["expired_keys"] {
+		t.Errorf("INFO expired_keys: redis %q, myredis %q", results[0]["expired_keys"], results[1]["expired_keys"])
+	}
 }

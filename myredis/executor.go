@@ -100,7 +100,6 @@ func (s *Server) call(c *Client, args [][]byte, w *Writer) {
 	if len(args) == 0 {
 		return
 	}
-	s.stats.commands++
 	cmd := s.table.lookup(args[0])
 	if cmd == nil {
 		s.rejectInMulti(c)
@@ -138,6 +137,7 @@ func (s *Server) call(c *Client, args [][]byte, w *Writer) {
 func (s *Server) exec(x *Ctx) {
 	before := s.dirty
 	x.cmd.fn(x)
+	s.stats.commands++ // as Redis: executed commands only, counted after they ran
 	if s.dirty != before && x.cmd.flags&flagWrite != 0 {
 		args := x.args
 		if x.rewrite != nil {
