@@ -217,7 +217,9 @@ func (x *Ctx) replyOld(old []byte, found bool) {
 }
 
 // setString stores a string with an optional absolute deadline (0 = none) and
-// records the write for the AOF with an absolute PXAT.
+// records the write for the AOF with an absolute PXAT. As in Redis, a deadline in
+// the past is stored like any other (DBSIZE counts the key until it is read or
+// reclaimed).
 func (x *Ctx) setString(key string, val []byte, expireAt int64, keepTTL bool) {
 	x.db.set(key, val, keepTTL)
 	x.dirty(1)
@@ -226,10 +228,7 @@ func (x *Ctx) setString(key string, val []byte, expireAt int64, keepTTL bool) {
 		x.propagateAs("SET", key, string(val), "KEEPTTL")
 	case expireAt == 0:
 		x.propagateAs("SET", key, string(val))
-	case expireAt <= x.nowMs() && !x.s.loading:
-		x.db.delete(key)
-		x.propagateAs("DEL", key)
-	default:
+	default: // a deadline already past is kept too: Redis counts the key until it is reclaimed
 		x.db.setExpire(key, expireAt)
 		x.propagateAs("SET", key, string(val), "PXAT", strconv.FormatInt(expireAt, 10))
 	}
