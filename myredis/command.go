@@ -119,6 +119,7 @@ func buildCommandTable() commandTable {
 var commandGroups = []func() []*command{
 	commandsString,
 	commandsGeneric,
+	commandsSortedSet,
 	commandsConnection,
 	commandsServer,
 	commandsTransaction,
