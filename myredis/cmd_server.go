@@ -34,7 +34,8 @@ func sortClients(cs []*Client) { sort.Slice(cs, func(i, j int) bool { return cs[
 //go:generate go run ./internal/gencmdinfo -o commandinfo_redis.go
 
 // cmdCommand serves COMMAND and its subcommands; call has checked the name and
-// arity. COMMAND INFO answers Redis 7.0's own entries (commandinfo_redis.go).
+// arity. COMMAND INFO and DOCS answer Redis 7.0's own entries
+// (commandinfo_redis.go, generated: run go generate after adding commands).
 func cmdCommand(x *Ctx) {
 	if x.nargs() == 1 {
 		x.writeCommandInfos(x.s.sortedCommands())
@@ -53,7 +54,16 @@ func cmdCommand(x *Ctx) {
 		}
 		x.writeCommandInfos(cmds)
 	case "docs":
-		x.w.Array(0) // no docs served: redis-cli uses its built-in help
+		var cmds []*command
+		if x.nargs() == 2 {
+			cmds = x.s.sortedCommands()
+		}
+		for _, a := range x.args[2:] {
+			if c := x.s.table.lookup(a); c != nil {
+				cmds = append(cmds, c)
+			}
+		}
+		x.writeCommandDocs(cmds)
 	case "list":
 		x.commandList()
 	case "getkeys":
@@ -122,6 +132,24 @@ func (s *Server) sortedCommands() []*command {
 	}
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].name < cmds[j].name })
 	return cmds
+}
+
+// writeCommandDocs writes COMMAND DOCS: name and Redis 7.0's docs of each command
+// that has them (redis-cli builds its help and hints from these).
+func (x *Ctx) writeCommandDocs(cmds []*command) {
+	n := 0
+	for _, c := range cmds {
+		if redisCommandDocs[c.name] != "" {
+			n++
+		}
+	}
+	x.w.Array(2 * n)
+	for _, c := range cmds {
+		if doc := redisCommandDocs[c.name]; doc != "" {
+			x.w.BulkString(c.name)
+			x.w.Raw([]byte(doc))
+		}
+	}
 }
 
 // writeCommandInfos writes Redis 7.0's COMMAND INFO entries: Redis's own for the

@@ -16,8 +16,7 @@ func TestServerCommands(t *testing.T) {
 	}
 	runGroup(t, []groupCase{
 		{"command", []step{
-			do(empty, "COMMAND", "DOCS"),
-			do(empty, "COMMAND", "DOCS", "get"),
+			do(empty, "COMMAND", "DOCS", "nosuch"),
 			do(array(null), "COMMAND", "INFO", "nosuch"),
 			do(bulks("k"), "COMMAND", "GETKEYS", "SET", "k", "v", "EX", "10"),
 			do(bulks("a", "b"), "COMMAND", "GETKEYS", "MSET", "a", "1", "b", "2"),
@@ -73,6 +72,13 @@ func TestCommandTable(t *testing.T) {
 	want := "*1\r\n*10\r\n$3\r\nget\r\n:2\r\n*2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n*3\r\n+@read\r\n+@string\r\n+@fast\r\n"
 	if !strings.HasPrefix(get, want) {
 		t.Fatalf("COMMAND INFO get: %q", get)
+	}
+	docs := c.Do("COMMAND", "DOCS", "GET", "nosuch")
+	if !strings.HasPrefix(docs, "*2\r\n$3\r\nget\r\n*10\r\n$7\r\nsummary\r\n$22\r\nGet the value of a key\r\n") {
+		t.Fatalf("COMMAND DOCS GET: %.200q", docs)
+	}
+	if all := c.Do("COMMAND", "DOCS"); !strings.HasPrefix(all, "*"+strconv.Itoa(2*n)+"\r\n") {
+		t.Fatalf("COMMAND DOCS does not cover the %d commands: %.80q", n, all)
 	}
 	list := c.Do("COMMAND", "LIST", "FILTERBY", "PATTERN", "config|*")
 	if list != bulks("config|get", "config|help", "config|resetstat", "config|rewrite", "config|set") {

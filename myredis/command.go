@@ -3,6 +3,7 @@ package myredis
 import (
 	"bytes"
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -113,6 +114,18 @@ func buildCommandTable() commandTable {
 		t.add(group()...)
 	}
 	return t
+}
+
+// CommandNames lists the commands MyRedis serves, lower case, sorted (for tools:
+// internal/gencmdinfo keeps Redis's COMMAND INFO and DOCS entries for these).
+func CommandNames() []string {
+	t := buildCommandTable()
+	names := make([]string, 0, len(t))
+	for name := range t {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // commandGroups lists the registration function of each cmd_*.go file.
