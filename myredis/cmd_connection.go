@@ -160,6 +160,9 @@ func validClientName(name string) bool {
 
 // cmdClient serves CLIENT's subcommands; call has checked the name and arity.
 func cmdClient(x *Ctx) {
+	if !x.resolveSubcommand() {
+		return
+	}
 	switch sub := strings.ToLower(x.arg(1)); sub {
 	case "id":
 		x.w.Int(x.c.id)

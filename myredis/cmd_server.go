@@ -37,6 +37,9 @@ func sortClients(cs []*Client) { sort.Slice(cs, func(i, j int) bool { return cs[
 // arity. COMMAND INFO and DOCS answer Redis 7.0's own entries
 // (commandinfo_redis.go, generated: run go generate after adding commands).
 func cmdCommand(x *Ctx) {
+	if !x.resolveSubcommand() {
+		return
+	}
 	if x.nargs() == 1 {
 		x.writeCommandInfos(x.s.sortedCommands())
 		return
@@ -235,6 +238,9 @@ var runtimeSettable = map[string]bool{
 }
 
 func cmdConfig(x *Ctx) {
+	if !x.resolveSubcommand() {
+		return
+	}
 	switch sub := strings.ToLower(x.arg(1)); sub {
 	case "get":
 		params := x.s.configParams()

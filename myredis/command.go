@@ -48,6 +48,26 @@ func (c *command) subcommand(arg []byte) *command {
 	return c.subs[strings.ToLower(string(arg))]
 }
 
+// resolveSubcommand is for a container's handler reached with the container
+// itself (a caller that did not go through call, such as a script): it checks
+// the subcommand's name and arity as call does, writing the error if they are
+// wrong. Through call it has nothing to do.
+func (x *Ctx) resolveSubcommand() bool {
+	if x.cmd.subs == nil || x.nargs() < 2 {
+		return true
+	}
+	sub := x.cmd.subcommand(x.args[1])
+	switch {
+	case sub == nil:
+		x.err(errUnknownSubcommand(x.args))
+		return false
+	case !sub.arityOK(x.nargs()):
+		x.err(errArity(sub.name))
+		return false
+	}
+	return true
+}
+
 // commandTable maps a lower-case command name to its entry.
 type commandTable map[string]*command
 

@@ -232,3 +232,32 @@ func skipReply(rd *bufio.Reader) error {
 	}
 	return fmt.Errorf("unknown reply type %q", line)
 }
+
+// TestContainerWithoutCall runs container commands the way a caller that skips
+// call's subcommand resolution would (a script): the handler checks the
+// subcommand itself instead of reading past the arguments.
+func TestContainerWithoutCall(t *testing.T) {
+	s := New(Config{Dir: t.TempDir()})
+	defer s.Close()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"COMMAND", "GETKEYS"}, "-ERR wrong number of arguments for 'command|getkeys' command\r\n"},
+		{[]string{"COMMAND", "NOSUCH"}, "-ERR unknown subcommand 'NOSUCH'. Try COMMAND HELP.\r\n"},
+		{[]string{"CLIENT", "SETNAME"}, "-ERR wrong number of arguments for 'client|setname' command\r\n"},
+		{[]string{"CONFIG", "SET", "hz"}, "-ERR wrong number of arguments for 'config|set' command\r\n"},
+		{[]string{"COMMAND", "COUNT"}, fmt.Sprintf(":%d\r\n", len(s.table))},
+	} {
+		var w Writer
+		s.submit(func() {
+			c := newClient(s, nil)
+			c.authed = true
+			x := &Ctx{s: s, c: c, db: c.db, cmd: s.table.lookup([]byte(tc.args[0])), args: bargs(tc.args...), w: &w}
+			s.exec(x)
+		})
+		if got := string(w.Bytes()); got != tc.want {
+			t.Errorf("%q: got %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}
