@@ -217,7 +217,7 @@ func cmdScan(x *Ctx) {
 		x.err(msgInvalidCursor)
 		return
 	}
-	pattern, typ, count := "", "", 10
+	pattern, typ, count := "*", "", 10 // "*" matches all; an empty MATCH matches only ""
 	for i := 2; i < x.nargs(); i += 2 {
 		if i+1 >= x.nargs() {
 			x.err(msgSyntax)
@@ -251,7 +251,7 @@ func cmdScan(x *Ctx) {
 		if x.db.isExpired(k, now) {
 			continue
 		}
-		if pattern != "" && pattern != "*" && !globMatch(pattern, k) {
+		if pattern != "*" && !globMatch(pattern, k) {
 			continue
 		}
 		if typ != "" && !eqFold([]byte(typ), typeName(x.db.dict[k])) {
