@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -336,9 +337,58 @@ func (s *Server) infoSectionList() []infoSection {
 		{"memory", infoMemory},
 		{"persistence", infoPersistence},
 		{"stats", infoStats},
+		{"replication", infoReplication},
+		{"cpu", infoCPU},
+		{"modules", noFields},
+		{"commandstats", noFields},
+		{"errorstats", noFields},
+		{"latencystats", noFields},
+		{"cluster", func(*Server) [][2]string { return [][2]string{{"cluster_enabled", "0"}} }},
 		{"keyspace", infoKeyspace},
 	}
 	return list
+}
+
+// infoNotDefault are the sections INFO shows only when asked by name, or for
+// "all" and "everything"; infoTitles are headers that are not just capitalised.
+var (
+	infoNotDefault = map[string]bool{"commandstats": true, "latencystats": true}
+	infoTitles     = map[string]string{"cpu": "CPU"}
+)
+
+func noFields(*Server) [][2]string { return nil }
+
+func infoReplication(s *Server) [][2]string {
+	return [][2]string{
+		{"role", "master"},
+		{"connected_slaves", "0"},
+		{"master_failover_state", "no-failover"},
+		{"master_replid", s.replID},
+		{"master_replid2", strings.Repeat("0", 40)},
+		{"master_repl_offset", "0"},
+		{"second_repl_offset", "-1"},
+		{"repl_backlog_active", "0"},
+		{"repl_backlog_size", "1048576"},
+		{"repl_backlog_first_byte_offset", "0"},
+		{"repl_backlog_histlen", "0"},
+	}
+}
+
+func infoCPU(*Server) [][2]string {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	secs := func(tv syscall.Timeval) string {
+		return fmt.Sprintf("%d.%06d", tv.Sec, tv.Usec)
+	}
+	// The executor is a goroutine, not a thread: the "main thread" is the process.
+	return [][2]string{
+		{"used_cpu_sys", secs(ru.Stime)},
+		{"used_cpu_user", secs(ru.Utime)},
+		{"used_cpu_sys_children", "0.000000"},
+		{"used_cpu_user_children", "0.000000"},
+		{"used_cpu_sys_main_thread", secs(ru.Stime)},
+		{"used_cpu_user_main_thread", secs(ru.Utime)},
+	}
 }
 
 func cmdInfo(x *Ctx) {
@@ -346,16 +396,21 @@ func cmdInfo(x *Ctx) {
 	for _, a := range x.args[1:] {
 		want[strings.ToLower(string(a))] = true
 	}
-	all := len(want) == 0 || want["all"] || want["everything"] || want["default"]
+	every := want["all"] || want["everything"]
+	dflt := len(want) == 0 || want["default"]
 	var b strings.Builder
 	for _, sec := range x.s.infoSectionList() {
-		if !all && !want[sec.name] {
+		if !every && !want[sec.name] && !(dflt && !infoNotDefault[sec.name]) {
 			continue
 		}
 		if b.Len() > 0 {
 			b.WriteString("\r\n")
 		}
-		b.WriteString("# " + strings.ToUpper(sec.name[:1]) + sec.name[1:] + "\r\n")
+		title := infoTitles[sec.name]
+		if title == "" {
+			title = strings.ToUpper(sec.name[:1]) + sec.name[1:]
+		}
+		b.WriteString("# " + title + "\r\n")
 		for _, f := range sec.fields(x.s) {
 			b.WriteString(f[0] + ":" + f[1] + "\r\n")
 		}

@@ -368,3 +368,36 @@ func TestCompatCommandInfo(t *testing.T) {
 		}
 	}
 }
+
+// TestCompatInfoSections compares which INFO sections come back, in which order,
+// for the arguments clients send.
+func TestCompatInfoSections(t *testing.T) {
+	redistest.SkipWithoutRedis(t)
+	real, mine := startPair(t)
+	rc, mc := redistest.Dial(t, real), redistest.Dial(t, mine)
+	headers := func(reply string) []string {
+		var hs []string
+		for _, line := range strings.Split(reply, "\r\n") {
+			if strings.HasPrefix(line, "# ") {
+				hs = append(hs, line)
+			}
+		}
+		return hs
+	}
+	for _, args := range [][]string{
+		{}, {"default"}, {"all"}, {"everything"}, {"SERVER"}, {"server", "keyspace"}, {"keyspace", "server"},
+		{"nosuch"}, {"cpu"}, {"replication"}, {"cluster"}, {"commandstats"}, {"modules"}, {"default", "commandstats"},
+	} {
+		cmd := append([]string{"INFO"}, args...)
+		want, got := headers(rc.Do(cmd...)), headers(mc.Do(cmd...))
+		if strings.Join(want, ",") != strings.Join(got, ",") {
+			t.Errorf("%q sections:\n redis:   %q\n myredis: %q", cmd, want, got)
+		}
+	}
+	for _, f := range []string{"role", "connected_slaves", "cluster_enabled", "redis_mode", "redis_version"} {
+		want := infoFields(t, rc.Do("INFO", "everything"))[f]
+		if got := infoFields(t, mc.Do("INFO", "everything"))[f]; got != want {
+			t.Errorf("INFO %s: redis %q, myredis %q", f, want, got)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package myredis
 import (
 	"errors"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"strconv"
 	"sync"
@@ -48,7 +49,8 @@ type Server struct {
 	wrapHooks       []func(begin bool)       // EXEC/script boundaries for propagation
 	persistenceInfo func() [][2]string       // INFO persistence, set by the AOF
 
-	live liveSettings // settings read off the executor
+	live   liveSettings // settings read off the executor
+	replID string       // INFO replication's master_replid, random per run
 }
 
 type stats struct {
@@ -87,6 +89,7 @@ func New(cfg Config, opts ...Option) *Server {
 		s.dbs[i] = newDB(s, i)
 	}
 	s.started = s.clock.Now()
+	s.replID = randomHex(40)
 	s.live.set(cfg)
 	s.configHooks = append(s.configHooks, func(_, next Config) { s.live.set(next) })
 	go s.runExecutor()
@@ -262,6 +265,16 @@ func (s *Server) propagateExpired(db *DB, key string) {
 	if len(s.hooks) > 0 {
 		s.propagate(db, [][]byte{[]byte("DEL"), []byte(key)})
 	}
+}
+
+// randomHex returns n random hex digits.
+func randomHex(n int) string {
+	const digits = "0123456789abcdef"
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = digits[rand.IntN(16)]
+	}
+	return string(b)
 }
 
 // Open builds a server and loads its persistent state (the AOF, when enabled).
