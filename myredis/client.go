@@ -29,23 +29,25 @@ type Client struct {
 	batchDeadline time.Time
 
 	// executor-owned
-	db      *DB
-	authed  bool
-	name    string
-	libName string
-	libVer  string
-	resp    int
-	lastCmd string
-	closing bool // QUIT: close after this batch's replies are sent
-	// CLIENT REPLY OFF / SKIP: replies are dropped (SKIP: the next command's only)
+	db       *DB
+	authed   bool
+	name     string
+	libName  string
+	libVer   string
+	resp     int
+	lastCmd  string
+	closing  bool // QUIT: close after this batch's replies are sent
+	multi    *multiState
+	watched  []watchedKey
+	dirtyCAS bool
+	blocked  *blockState // non-nil while a blocking command waits
+	pending  []redcon.Command
+	blockOut Writer // the served reply of a blocked command
+	x        Ctx    // reused per command to avoid an allocation
+
+	// CLIENT REPLY OFF / SKIP (executor-owned): replies are dropped, SKIP's for
+	// the next command only
 	replyOff, replySkipNext, replySkip bool
-	multi                              *multiState
-	watched                            []watchedKey
-	dirtyCAS                           bool
-	blocked                            *blockState // non-nil while a blocking command waits
-	pending                            []redcon.Command
-	blockOut                           Writer // the served reply of a blocked command
-	x                                  Ctx    // reused per command to avoid an allocation
 
 	lastActive atomic.Int64 // unix ms of the last command, for CLIENT LIST idle
 	guard      *guardConn   // the socket's protocol guard, told when c authenticates
