@@ -57,12 +57,16 @@ const (
 	msgLimitNegative   = "ERR LIMIT can't be negative"
 
 	// Transactions.
-	msgNestedMulti      = "ERR MULTI calls can not be nested"
-	msgExecNoMulti      = "ERR EXEC without MULTI"
-	msgDiscardNoMulti   = "ERR DISCARD without MULTI"
-	msgWatchInMulti     = "ERR WATCH inside MULTI is not allowed"
-	msgExecAbort        = "EXECABORT Transaction discarded because of previous errors."
+	msgNestedMulti     = "ERR MULTI calls can not be nested"
+	msgExecNoMulti     = "ERR EXEC without MULTI"
+	msgDiscardNoMulti  = "ERR DISCARD without MULTI"
+	msgWatchInMulti    = "ERR WATCH inside MULTI is not allowed"
+	msgExecAbort       = "EXECABORT Transaction discarded because of previous errors."
+	msgConfigSetUnknow = "ERR Unknown option or number of arguments for CONFIG SET - '%s'"
+)
+
+// A refused EXEC (arity, NOAUTH) and CONFIG SET's value errors.
+const (
 	msgExecAbortBecause = "EXECABORT Transaction discarded because of: "
-	msgConfigSetUnknow  = "ERR Unknown option or number of arguments for CONFIG SET - '%s'"
 	msgConfigSetFailed  = "ERR CONFIG SET failed (possibly related to argument '%s') - %s"
 )
