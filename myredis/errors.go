@@ -34,6 +34,13 @@ const (
 	msgTimeoutNegative   = "ERR timeout is negative"
 	msgNotAllowedMulti   = "ERR Command not allowed inside a transaction"
 
+	// Hashes.
+	msgHashNotInt      = "ERR hash value is not an integer"
+	msgHashNotFloat    = "ERR hash value is not a float"
+	msgHashIncrNaN     = "ERR value is NaN or Infinity"
+	msgHrandfieldRange = "ERR value is out of range"
+	msgHrandfieldCount = "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
+
 	// Transactions.
 	msgNestedMulti     = "ERR MULTI calls can not be nested"
 	msgExecNoMulti     = "ERR EXEC without MULTI"
