@@ -1,0 +1,505 @@
+package myredis
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Tests for the hash commands through a real connection: each step sends a command
+// and compares the raw RESP reply byte for byte. The expected replies were taken
+// from redis-server 7.0.15; hash_compat_test.go replays testdata/compat/hashes.txt
+// against a live one.
+
+func TestHashCommands(t *testing.T) {
+	wrongType := []hstep{
+		{"SET s v", hr.OK},
+		{"HSET s f v", hr.WrongType},
+		{"HMSET s f v", hr.WrongType},
+		{"HSETNX s f v", hr.WrongType},
+		{"HGET s f", hr.WrongType},
+		{"HMGET s f", hr.WrongType},
+		{"HGETALL s", hr.WrongType},
+		{"HKEYS s", hr.WrongType},
+		{"HVALS s", hr.WrongType},
+		{"HDEL s f", hr.WrongType},
+		{"HLEN s", hr.WrongType},
+		{"HEXISTS s f", hr.WrongType},
+		{"HSTRLEN s f", hr.WrongType},
+		{"HINCRBY s f 1", hr.WrongType},
+		{"HINCRBYFLOAT s f 1", hr.WrongType},
+		{"HRANDFIELD s", hr.WrongType},
+		{"HRANDFIELD s 0", hr.WrongType},
+		{"HSCAN s 0", hr.WrongType},
+		{"HSCAN s 0 NOSUCHOPTION", hr.WrongType}, // the type is checked before the options
+		// argument errors come before the type check
+		{"HSET s f v g", hr.Arity("hset")},
+		{"HINCRBY s f x", hr.NotInt},
+		{"HINCRBYFLOAT s f x", hr.Err(msgNotFloat)},
+		{"HINCRBYFLOAT s f inf", hr.Err(msgHashIncrNaN)},
+		{"HRANDFIELD s x", hr.NotInt},
+		{"HRANDFIELD s 1 foo", hr.Syntax},
+		{"HSCAN s x", hr.Err(msgInvalidCursor)},
+		{"GET s", hr.Bulk("v")},
+	}
+	cases := []struct {
+		name  string
+		steps []hstep
+	}{
+		{"wrong type", wrongType},
+		{"arity", []hstep{
+			{"HSET h", hr.Arity("hset")},
+			{"HSET h f", hr.Arity("hset")},
+			{"HSET h f v g", hr.Arity("hset")},
+			{"HMSET h f v g", hr.Arity("hmset")},
+			{"HSETNX h f", hr.Arity("hsetnx")},
+			{"HGET h", hr.Arity("hget")},
+			{"HGET h a b", hr.Arity("hget")},
+			{"HMGET h", hr.Arity("hmget")},
+			{"HGETALL", hr.Arity("hgetall")},
+			{"HKEYS h x", hr.Arity("hkeys")},
+			{"HVALS", hr.Arity("hvals")},
+			{"HDEL h", hr.Arity("hdel")},
+			{"HLEN h x", hr.Arity("hlen")},
+			{"HEXISTS h", hr.Arity("hexists")},
+			{"HSTRLEN h", hr.Arity("hstrlen")},
+			{"HINCRBY h f", hr.Arity("hincrby")},
+			{"HINCRBYFLOAT h f 1 2", hr.Arity("hincrbyfloat")},
+			{"HRANDFIELD", hr.Arity("hrandfield")},
+			{"HSCAN h", hr.Arity("hscan")},
+			{"EXISTS h", hr.Int(0)}, // nothing was created
+		}},
+		{"hset hget", []hstep{
+			{"HSET h f v", hr.Int(1)},
+			{"HGET h f", hr.Bulk("v")},
+			{"TYPE h", "+hash\r\n"},
+			{"HSET h f v2 g w f v3", hr.Int(1)}, // f set twice, g new
+			{"HGET h f", hr.Bulk("v3")},
+			{"HSET h f v3", hr.Int(0)},
+			{"HSET h2 a 1 a 2", hr.Int(1)},
+			{"HGET h2 a", hr.Bulk("2")},
+			{"HGET h nosuch", hr.Null},
+			{"HGET nokey f", hr.Null},
+			{`HSET h e ""`, hr.Int(1)},
+			{"HGET h e", hr.Bulk("")},
+			{"HSTRLEN h e", hr.Int(0)},
+			{"HEXISTS h e", hr.Int(1)},
+			{"HMSET h a 1 b 2", hr.OK},
+			{"HMGET h a b nosuch f", hr.Arr(hr.Bulk("1"), hr.Bulk("2"), hr.Null, hr.Bulk("v3"))},
+			{"HMGET nokey a b", hr.Arr(hr.Null, hr.Null)},
+			{"HLEN h", hr.Int(5)},
+			{"HLEN nokey", hr.Int(0)},
+			{"hset H f v", hr.Int(1)}, // keys and fields are case-sensitive, names are not
+			{"HGET H F", hr.Null},
+		}},
+		{"hsetnx", []hstep{
+			{"HSETNX h f v", hr.Int(1)},
+			{"HSETNX h f w", hr.Int(0)},
+			{"HGET h f", hr.Bulk("v")},
+			{"HSETNX h g w", hr.Int(1)},
+			{"HGETALL h", hr.Bulks("f", "v", "g", "w")},
+		}},
+		{"order", []hstep{
+			// insertion order; an update keeps the place, delete and re-add moves to the end
+			{"HSET h a 1 b 2 c 3 d 4 e 5", hr.Int(5)},
+			{"HDEL h b d", hr.Int(2)},
+			{"HSET h b 22 a 11 z 26", hr.Int(2)},
+			{"HGETALL h", hr.Bulks("a", "11", "c", "3", "e", "5", "b", "22", "z", "26")},
+			{"HKEYS h", hr.Bulks("a", "c", "e", "b", "z")},
+			{"HVALS h", hr.Bulks("11", "3", "5", "22", "26")},
+			{"HGETALL nokey", hr.Empty},
+			{"HKEYS nokey", hr.Empty},
+			{"HVALS nokey", hr.Empty},
+		}},
+		{"hdel and the empty hash", []hstep{
+			{"HSET h a 1 b 2 c 3", hr.Int(3)},
+			{"HDEL h nosuch", hr.Int(0)},
+			{"HDEL h a a nosuch", hr.Int(1)},
+			{"HDEL nokey a", hr.Int(0)},
+			{"HDEL h b c d", hr.Int(2)},
+			{"EXISTS h", hr.Int(0)},
+			{"TYPE h", "+none\r\n"},
+			{"HLEN h", hr.Int(0)},
+			{"HGETALL h", hr.Empty},
+			{"HSET h a 1", hr.Int(1)},
+			{"HGETALL h", hr.Bulks("a", "1")},
+		}},
+		{"hexists hstrlen", []hstep{
+			{"HSET h f hello n 12345", hr.Int(2)},
+			{"HEXISTS h f", hr.Int(1)},
+			{"HEXISTS h g", hr.Int(0)},
+			{"HEXISTS nokey f", hr.Int(0)},
+			{"HSTRLEN h f", hr.Int(5)},
+			{"HSTRLEN h n", hr.Int(5)},
+			{"HSTRLEN h g", hr.Int(0)},
+			{"HSTRLEN nokey g", hr.Int(0)},
+		}},
+		{"hincrby", []hstep{
+			{"HINCRBY h f 5", hr.Int(5)},
+			{"HINCRBY h f -10", hr.Int(-5)},
+			{"HINCRBY h f 9223372036854775807", hr.Int(9223372036854775802)},
+			{"HINCRBY h f x", hr.NotInt},
+			{"HINCRBY h f 1.5", hr.NotInt},
+			{"HINCRBY h f +1", hr.NotInt},
+			{"HINCRBY h f 99999999999999999999", hr.NotInt},
+			{`HINCRBY h f ""`, hr.NotInt},
+			{"HSET h big 9223372036854775807 neg -9223372036854775808", hr.Int(2)},
+			{"HINCRBY h big 1", hr.Err(msgIncrOverflow)},
+			{"HINCRBY h big 0", hr.Int(9223372036854775807)},
+			{"HINCRBY h neg -1", hr.Err(msgIncrOverflow)},
+			{"HINCRBY h neg 9223372036854775807", hr.Int(-1)},
+			{"HSET h s abc z1 01 z2 -0 z3 1.0", hr.Int(4)},
+			{"HINCRBY h s 1", hr.Err(msgHashNotInt)},
+			{"HINCRBY h z1 1", hr.Err(msgHashNotInt)},
+			{"HINCRBY h z2 1", hr.Err(msgHashNotInt)},
+			{"HINCRBY h z3 1", hr.Err(msgHashNotInt)},
+			{`HSET h e ""`, hr.Int(1)},
+			{"HINCRBY h e 1", hr.Err(msgHashNotInt)},
+			{"HGET h z1", hr.Bulk("01")},
+			{"HINCRBY new f -3", hr.Int(-3)},
+			{"HGET new f", hr.Bulk("-3")},
+		}},
+		{"hincrbyfloat", []hstep{
+			{"HINCRBYFLOAT h f 1.5", hr.Bulk("1.5")},
+			{"HINCRBYFLOAT h f 0.1", hr.Bulk("1.6")},
+			{"HINCRBYFLOAT h f 1e3", hr.Bulk("1001.59999999999999998")}, // long double, as Redis
+			{"HINCRBYFLOAT h f -1003.6", hr.Bulk("-2")},
+			{"HGET h f", hr.Bulk("-2")},
+			{"HINCRBYFLOAT h f inf", hr.Err(msgHashIncrNaN)},
+			{"HINCRBYFLOAT h f -inf", hr.Err(msgHashIncrNaN)},
+			{"HINCRBYFLOAT h f nan", hr.Err(msgNotFloat)},
+			{"HINCRBYFLOAT h f abc", hr.Err(msgNotFloat)},
+			{`HINCRBYFLOAT h f ""`, hr.Err(msgNotFloat)},
+			{"HSET h s abc i inf x 0x10 e 1e2", hr.Int(4)},
+			{"HINCRBYFLOAT h s 1", hr.Err(msgHashNotFloat)},
+			{"HINCRBYFLOAT h i 1", hr.Err(msgIncrFloatNaN)},
+			{"HINCRBYFLOAT h x 1", hr.Bulk("17")},
+			{"HINCRBYFLOAT h e 1", hr.Bulk("101")},
+			{"HINCRBYFLOAT h z 1003", hr.Bulk("1003")},
+			{"HINCRBYFLOAT h z 0.1", hr.Bulk("1003.09999999999999998")},
+			{"HINCRBYFLOAT h v -0.0", hr.Bulk("0")},
+			{"HINCRBYFLOAT h m 1.7976931348623157e308", hr.Bulk("179769313486231569995921046774104434048386446944329178485314420765176628523124396354701868608387085564428793419425520689308708363451136055357897278026477617073498977686288394835618163294045594434929537447290627480669417384648879122776218333598953852832103282504751611691208117720159985926376802466863339536384")},
+			{"HINCRBYFLOAT h m 1.7976931348623157e308", hr.Bulk("359538626972463139991842093548208868096772893888658356970628841530353257046248792709403737216774171128857586838851041378617416726902272110715794556052955234146997955372576789671236326588091188869859074894581254961338834769297758245552436667197907705664206565009503223382416235440319971852753604933726679072768")},
+			{"HINCRBYFLOAT h u 1e400", hr.Bulk("10000000000000000000281880683947586514586453433629052038625910693539685534008629862039363994848324160522094053927317616200295822777259255734023828976593340661017797447434546173917862448116674971723778943824391593338047470675026246684401359237513603830343735485505244955964979021825038280091068414947402456898653040951017512658092615827588920183472511643316591362664138176309734806343732497430221946880")},
+		}},
+		{"hrandfield", []hstep{
+			{"HRANDFIELD nokey", hr.Null},
+			{"HRANDFIELD nokey 3", hr.Empty},
+			{"HRANDFIELD nokey -3 WITHVALUES", hr.Empty},
+			{"HRANDFIELD nokey x", hr.NotInt},
+			{"HRANDFIELD nokey 1 foo", hr.Syntax},
+			{"HRANDFIELD nokey 1 WITHVALUES foo", hr.Syntax},
+			{"HSET h a 1 b 2 c 3", hr.Int(3)},
+			{"HRANDFIELD h 0", hr.Empty},
+			{"HRANDFIELD h 0 WITHVALUES", hr.Empty},
+			{"HRANDFIELD h 3", hr.Bulks("a", "b", "c")},
+			{"HRANDFIELD h 5 withvalues", hr.Bulks("a", "1", "b", "2", "c", "3")},
+			{"HRANDFIELD h 1.5", hr.NotInt},
+			{"HRANDFIELD h -9223372036854775808", hr.Err(msgHrandfieldCount)},
+			{"HRANDFIELD h -9223372036854775807 WITHVALUES", hr.Err(msgHrandfieldRange)},
+			{"HRANDFIELD h -4611686018427387904 WITHVALUES", hr.Err(msgHrandfieldRange)},
+			{"HRANDFIELD h 4611686018427387904 WITHVALUES", hr.Err(msgHrandfieldRange)},
+			// past what MyRedis builds (Redis would try and stall every client)
+			{"HRANDFIELD h -16777217", hr.Err(msgHrandfieldRange)},
+		}},
+		{"hscan", []hstep{
+			{"HSCAN nokey 0", hr.Scan("0")},
+			{"HSCAN nokey 0 COUNT 0", hr.Scan("0")}, // options are not read for a missing key
+			{"HSCAN nokey x", hr.Err(msgInvalidCursor)},
+			{"HSET h a 1 b 2 ab 3", hr.Int(3)},
+			{"HSCAN h 0", hr.Scan("0", "a", "1", "b", "2", "ab", "3")},
+			{"HSCAN h 0 MATCH a*", hr.Scan("0", "a", "1", "ab", "3")},
+			{"HSCAN h 0 match a* count 1", hr.Scan("0", "a", "1", "ab", "3")}, // small: whole
+			{"HSCAN h 0 MATCH *", hr.Scan("0", "a", "1", "b", "2", "ab", "3")},
+			{"HSCAN h 5", hr.Scan("0", "a", "1", "b", "2", "ab", "3")},
+			{"HSCAN h -1", hr.Scan("0", "a", "1", "b", "2", "ab", "3")},
+			{`HSCAN h ""`, hr.Scan("0", "a", "1", "b", "2", "ab", "3")},
+			{"HSCAN h 18446744073709551615", hr.Scan("0", "a", "1", "b", "2", "ab", "3")},
+			{"HSCAN h 18446744073709551616", hr.Err(msgInvalidCursor)},
+			{"HSCAN h -", hr.Err(msgInvalidCursor)},
+			{"HSCAN h 1x", hr.Err(msgInvalidCursor)},
+			{"HSCAN h 0 COUNT 0", hr.Syntax},
+			{"HSCAN h 0 COUNT -1", hr.Syntax},
+			{"HSCAN h 0 COUNT x", hr.NotInt},
+			{"HSCAN h 0 MATCH", hr.Syntax},
+			{"HSCAN h 0 TYPE string", hr.Syntax},
+			{"HSCAN h 0 NOVALUES", hr.Syntax},
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, addr := startHashServer(t)
+			playHash(t, dialHash(t, addr), tc.steps)
+		})
+	}
+}
+
+// TestHashExpiry: a hash keeps its TTL through writes, expires like any key, and a
+// write after expiry starts a new hash.
+func TestHashExpiry(t *testing.T) {
+	_, clk, addr := startHashServer(t)
+	c := dialHash(t, addr)
+	playHash(t, c, []hstep{
+		{"HSET h a 1 b 2", hr.Int(2)},
+		{"EXPIRE h 10", hr.Int(1)},
+		{"HSET h c 3", hr.Int(1)},
+		{"HINCRBY h a 1", hr.Int(2)},
+		{"HINCRBYFLOAT h a 1", hr.Bulk("3")},
+		{"HDEL h b", hr.Int(1)},
+		{"TTL h", hr.Int(10)},
+	})
+	clk.advance(10 * time.Second)
+	playHash(t, c, []hstep{
+		{"HGET h a", hr.Null},
+		{"EXISTS h", hr.Int(0)},
+		{"HSETNX h a 9", hr.Int(1)},
+		{"HGETALL h", hr.Bulks("a", "9")},
+		{"TTL h", hr.Int(-1)},
+	})
+}
+
+// TestHashWatch: a change to a watched hash fails the watcher's EXEC; a command that
+// changes nothing (HSETNX on a present field, HDEL of an absent one) does not, as in
+// Redis.
+func TestHashWatch(t *testing.T) {
+	_, _, addr := startHashServer(t)
+	c1, c2 := dialHash(t, addr), dialHash(t, addr)
+	playHash(t, c2, []hstep{{"HSET h f 1", hr.Int(1)}})
+	writes := []struct {
+		cmd   string
+		fails bool
+	}{
+		{"HSET h f 1", true}, // even with the same value, as Redis's signalModifiedKey
+		{"HSET h g 2", true},
+		{"HMSET h g 3", true},
+		{"HSETNX h f 9", false},
+		{"HSETNX h n 9", true},
+		{"HDEL h nosuch", false},
+		{"HDEL h n", true},
+		{"HINCRBY h f 1", true},
+		{"HINCRBYFLOAT h f 1", true},
+		{"HINCRBY h s x", false}, // refused
+		{"HGET h f", false},
+		{"HDEL h f g", true}, // the last fields: the key goes
+		{"HSET h f 1", true}, // and comes back
+	}
+	for _, w := range writes {
+		playHash(t, c1, []hstep{{"WATCH h", hr.OK}, {"MULTI", hr.OK}, {"HLEN h", "+QUEUED\r\n"}})
+		c2.do(hashArgs(w.cmd)...)
+		got := c1.do("EXEC")
+		if failed := got == "*-1\r\n"; failed != w.fails {
+			t.Errorf("%s by another client: EXEC = %q, want failed=%v", w.cmd, got, w.fails)
+		}
+	}
+}
+
+// TestHashTransaction: the hash commands queue and run inside MULTI; HSET's odd
+// argument count passes the queueing arity check (-4) and fails at EXEC, as in Redis.
+func TestHashTransaction(t *testing.T) {
+	_, _, addr := startHashServer(t)
+	playHash(t, dialHash(t, addr), []hstep{
+		{"MULTI", hr.OK},
+		{"HSET h a 1 b", "+QUEUED\r\n"},
+		{"HSET h a 1", "+QUEUED\r\n"},
+		{"HINCRBY h a 2", "+QUEUED\r\n"},
+		{"HGETALL h", "+QUEUED\r\n"},
+		{"EXEC", hr.Arr(hr.Arity("hset"), hr.Int(1), hr.Int(3), hr.Bulks("a", "3"))},
+	})
+}
+
+// TestHashPropagation checks what reaches the AOF: writes that change something,
+// HINCRBYFLOAT as an HSET of its result, nothing for no-ops.
+func TestHashPropagation(t *testing.T) {
+	s, _, addr := startHashServer(t)
+	var got []string
+	s.submit(func() {
+		s.hooks = append(s.hooks, func(db *DB, args [][]byte) {
+			parts := make([]string, len(args))
+			for i, a := range args {
+				parts[i] = string(a)
+			}
+			got = append(got, strings.Join(parts, " "))
+		})
+	})
+	c := dialHash(t, addr)
+	for _, cmd := range []string{
+		"HSET h a 1 b 2",
+		"HSETNX h a 3", // no-op
+		"HSETNX h c 3",
+		"HDEL h nosuch", // no-op
+		"HDEL h c",
+		"HINCRBY h a 5",
+		"HINCRBYFLOAT h f 0.1",
+		"HINCRBYFLOAT h f 1003",
+		"HINCRBY h b x", // refused
+		"HGET h a",      // read
+		"HMSET h x 1",
+		"HDEL h a b f x",
+	} {
+		c.do(hashArgs(cmd)...)
+	}
+	var log []string
+	s.submit(func() { log = append(log, got...) })
+	want := []string{
+		"HSET h a 1 b 2",
+		"HSETNX h c 3",
+		"HDEL h c",
+		"HINCRBY h a 5",
+		"HSET h f 0.1",
+		"HSET h f 1003.09999999999999998",
+		"HMSET h x 1",
+		"HDEL h a b f x",
+	}
+	if strings.Join(log, "\n") != strings.Join(want, "\n") {
+		t.Errorf("propagated:\n%s\nwant:\n%s", strings.Join(log, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestHashRandfield checks HRANDFIELD's promises over many draws: a positive count
+// gives distinct fields in hash order, a negative one exactly |count| fields, each
+// with its own value, and every field turns up.
+func TestHashRandfield(t *testing.T) {
+	_, _, addr := startHashServer(t)
+	c := dialHash(t, addr)
+	for _, size := range []int{5, 700} { // within and past Redis's listpack limit
+		key := "h" + strconv.Itoa(size)
+		args := []string{"HSET", key}
+		pos := map[string]int{}
+		for i := range size {
+			f := fmt.Sprintf("f%d", i)
+			args = append(args, f, "v"+f)
+			pos[f] = i
+		}
+		c.do(args...)
+		seen := map[string]bool{}
+		for _, count := range []int{1, 2, 3, size - 1, size, size + 3, -1, -4, -2 * size} {
+			for range 30 {
+				fields, values := parseRandfield(t, c.do("HRANDFIELD", key, strconv.Itoa(count), "WITHVALUES"))
+				want := min(count, size)
+				if count < 0 {
+					want = -count
+				}
+				if len(fields) != want {
+					t.Fatalf("HRANDFIELD %s %d: %d fields, want %d", key, count, len(fields), want)
+				}
+				for i, f := range fields {
+					if _, ok := pos[f]; !ok || values[i] != "v"+f {
+						t.Fatalf("HRANDFIELD %s %d: pair %q %q", key, count, f, values[i])
+					}
+					seen[f] = true
+					if count > 1 && i > 0 && pos[fields[i-1]] >= pos[f] {
+						t.Fatalf("HRANDFIELD %s %d: %q before %q: not distinct in hash order", key, count, fields[i-1], f)
+					}
+				}
+			}
+		}
+		if len(seen) != size {
+			t.Errorf("%s: %d of %d fields ever drawn", key, len(seen), size)
+		}
+		one := c.do("HRANDFIELD", key)
+		if _, ok := pos[strings.Split(one, "\r\n")[1]]; !ok {
+			t.Errorf("HRANDFIELD %s = %q", key, one)
+		}
+	}
+}
+
+// parseRandfield splits a flat field/value array reply.
+func parseRandfield(t *testing.T, reply string) (fields, values []string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(reply, "\r\n"), "\r\n")
+	n, err := strconv.Atoi(strings.TrimPrefix(lines[0], "*"))
+	if err != nil || n%2 != 0 || len(lines) != 1+2*n {
+		t.Fatalf("not a field/value array: %q", reply)
+	}
+	for i := 0; i < n; i += 2 {
+		fields = append(fields, lines[2+2*i])
+		values = append(values, lines[4+2*i])
+	}
+	return fields, values
+}
+
+// TestHashScanBig walks a hash past the listpack limit with HSCAN while another
+// client deletes most of it (so the holes are squeezed out and fields move) and adds
+// new fields between calls: every field present from start to end comes back exactly
+// once, the cursor ends at 0, and COUNT bounds each page.
+func TestHashScanBig(t *testing.T) {
+	_, _, addr := startHashServer(t)
+	c, other := dialHash(t, addr), dialHash(t, addr)
+	const n = 3000
+	args := []string{"HSET", "h"}
+	stays := map[string]int{} // every third field stays; the others go during the walk
+	var goes [][]string
+	for i := range n {
+		f := "f" + strconv.Itoa(i)
+		args = append(args, f, "v")
+		if i%3 == 0 {
+			stays[f] = 0
+			continue
+		}
+		if len(goes) == 0 || len(goes[len(goes)-1]) == 400 {
+			goes = append(goes, []string{"HDEL", "h"})
+		}
+		goes[len(goes)-1] = append(goes[len(goes)-1], f)
+	}
+	c.do(args...)
+	cursor, pages := "0", 0
+	for {
+		reply := c.do("HSCAN", "h", cursor, "COUNT", "37")
+		lines := strings.Split(reply, "\r\n")
+		cursor = lines[2]
+		nItems, _ := strconv.Atoi(strings.TrimPrefix(lines[3], "*"))
+		if nItems > 2*37 {
+			t.Fatalf("page of %d items with COUNT 37", nItems/2)
+		}
+		for i := 0; i < nItems; i += 2 {
+			if _, ok := stays[lines[5+2*i]]; ok {
+				stays[lines[5+2*i]]++
+			}
+		}
+		pages++
+		if pages%4 == 0 && len(goes) > 0 {
+			other.do(goes[0]...)
+			goes = goes[1:]
+		}
+		other.do("HSET", "h", "new"+strconv.Itoa(pages), "v")
+		if cursor == "0" {
+			break
+		}
+		if pages > n {
+			t.Fatal("HSCAN does not end")
+		}
+	}
+	if len(goes) > 0 {
+		t.Fatalf("the walk ended after %d pages, before the deletes", pages)
+	}
+	for f, times := range stays {
+		if times != 1 {
+			t.Fatalf("%s returned %d times", f, times)
+		}
+	}
+	// MATCH filters within the page it walks
+	c.do("DEL", "h")
+	c.do(args...)
+	if got, want := c.do("HSCAN", "h", "0", "MATCH", "f1?", "COUNT", "20"), hr.Scan("21", "f10", "v", "f11", "v", "f12", "v", "f13", "v", "f14", "v", "f15", "v", "f16", "v", "f17", "v", "f18", "v", "f19", "v"); got != want {
+		t.Errorf("HSCAN MATCH:\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestHashBigValues: a field or value past 64 bytes turns a small hash into a paged
+// one for HSCAN, as Redis converts a listpack to a hash table.
+func TestHashBigValues(t *testing.T) {
+	_, _, addr := startHashServer(t)
+	c := dialHash(t, addr)
+	long := strings.Repeat("x", 65)
+	c.do("HSET", "h", "a", strings.Repeat("x", 64), "b", "1", "c", "2")
+	if got, want := c.do("HSCAN", "h", "0", "COUNT", "1"), hr.Scan("0", "a", strings.Repeat("x", 64), "b", "1", "c", "2"); got != want {
+		t.Errorf("small hash: %q", got)
+	}
+	c.do("HSET", "h", "b", long)
+	c.do("HDEL", "h", "b") // the conversion sticks, as in Redis
+	if got, want := c.do("HSCAN", "h", "0", "COUNT", "1"), hr.Scan("3", "a", strings.Repeat("x", 64)); got != want {
+		t.Errorf("converted hash: %q want %q", got, want)
+	}
+}
