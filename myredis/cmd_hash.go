@@ -350,7 +350,7 @@ func cmdHrandfield(x *Ctx) {
 		return
 	}
 	if count == math.MinInt64 {
-		x.err(msgHrandfieldCount)
+		x.err(msgRandCountRange)
 		return
 	}
 	if x.nargs() > 4 || (x.nargs() == 4 && !x.argIs(3, "withvalues")) {
@@ -359,7 +359,7 @@ func cmdHrandfield(x *Ctx) {
 	}
 	withValues := x.nargs() == 4
 	if withValues && (count < -math.MaxInt64/2 || count > math.MaxInt64/2) {
-		x.err(msgHrandfieldRange)
+		x.err(msgOutOfRange)
 		return
 	}
 	h, ok := x.readHash(x.arg(1))
@@ -390,7 +390,7 @@ func cmdHrandfield(x *Ctx) {
 			n = 1
 		}
 		if n > hrandfieldMax {
-			x.err(msgHrandfieldRange)
+			x.err(msgOutOfRange)
 			return
 		}
 		picked := make([]hashSlot, n)

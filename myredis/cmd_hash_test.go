@@ -197,12 +197,12 @@ func TestHashCommands(t *testing.T) {
 			{"HRANDFIELD h 3", hr.Bulks("a", "b", "c")},
 			{"HRANDFIELD h 5 withvalues", hr.Bulks("a", "1", "b", "2", "c", "3")},
 			{"HRANDFIELD h 1.5", hr.NotInt},
-			{"HRANDFIELD h -9223372036854775808", hr.Err(msgHrandfieldCount)},
-			{"HRANDFIELD h -9223372036854775807 WITHVALUES", hr.Err(msgHrandfieldRange)},
-			{"HRANDFIELD h -4611686018427387904 WITHVALUES", hr.Err(msgHrandfieldRange)},
-			{"HRANDFIELD h 4611686018427387904 WITHVALUES", hr.Err(msgHrandfieldRange)},
+			{"HRANDFIELD h -9223372036854775808", hr.Err(msgRandCountRange)},
+			{"HRANDFIELD h -9223372036854775807 WITHVALUES", hr.Err(msgOutOfRange)},
+			{"HRANDFIELD h -4611686018427387904 WITHVALUES", hr.Err(msgOutOfRange)},
+			{"HRANDFIELD h 4611686018427387904 WITHVALUES", hr.Err(msgOutOfRange)},
 			// past what MyRedis builds (Redis would try and stall every client)
-			{"HRANDFIELD h -16777217", hr.Err(msgHrandfieldRange)},
+			{"HRANDFIELD h -16777217", hr.Err(msgOutOfRange)},
 		}},
 		{"hscan", []hstep{
 			{"HSCAN nokey 0", hr.Scan("0")},
