@@ -325,9 +325,9 @@ func cmdHincrbyfloat(x *Ctx) {
 	x.w.Bulk(out)
 }
 
-// hrandfieldMax bounds HRANDFIELD's negative count: Redis would build a reply of any
-// size (and stall every client while doing it); MyRedis refuses past 2^24 elements.
-const hrandfieldMax = 1 << 24
+// hrandfieldMax bounds HRANDFIELD's negative count as zrandMax bounds ZRANDMEMBER's:
+// Redis would build a reply of any size (and stall every client while doing it).
+const hrandfieldMax = zrandMax
 
 // HRANDFIELD key [count [WITHVALUES]]. A positive count gives that many distinct
 // fields (at most all, in hash order, as a Redis listpack gives them); a negative
@@ -416,7 +416,7 @@ func cmdHrandfield(x *Ctx) {
 // number (hashValue.scan), so a full walk returns every field present throughout
 // exactly once, whatever is added or deleted meanwhile.
 func cmdHscan(x *Ctx) {
-	cursor, ok := scanCursorArg(x.args[2])
+	cursor, ok := parseScanCursorString(x.arg(2))
 	if !ok {
 		x.err(msgInvalidCursor)
 		return
@@ -473,41 +473,4 @@ func cmdHscan(x *Ctx) {
 		x.w.BulkString(s.field)
 		x.w.Bulk(s.val)
 	}
-}
-
-// scanCursorArg reads a SCAN-family cursor as Redis does with strtoul: an optional
-// sign ("-1" wraps around), decimal digits up to the end or a NUL byte, no leading
-// space, no overflow; an empty argument is cursor 0.
-func scanCursorArg(b []byte) (uint64, bool) {
-	for i, c := range b {
-		if c == 0 {
-			b = b[:i] // strtoul reads a C string
-			break
-		}
-	}
-	if len(b) == 0 {
-		return 0, true
-	}
-	neg, digits := false, b
-	if b[0] == '+' || b[0] == '-' {
-		neg, digits = b[0] == '-', b[1:]
-	}
-	if len(digits) == 0 {
-		return 0, false
-	}
-	var n uint64
-	for _, c := range digits {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if n > (math.MaxUint64-d)/10 {
-			return 0, false // strtoul's ERANGE
-		}
-		n = n*10 + d
-	}
-	if neg {
-		n = -n
-	}
-	return n, true
 }

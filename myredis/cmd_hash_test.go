@@ -14,224 +14,224 @@ import (
 // against a live one.
 
 func TestHashCommands(t *testing.T) {
-	wrongType := []hstep{
-		{"SET s v", hr.OK},
-		{"HSET s f v", hr.WrongType},
-		{"HMSET s f v", hr.WrongType},
-		{"HSETNX s f v", hr.WrongType},
-		{"HGET s f", hr.WrongType},
-		{"HMGET s f", hr.WrongType},
-		{"HGETALL s", hr.WrongType},
-		{"HKEYS s", hr.WrongType},
-		{"HVALS s", hr.WrongType},
-		{"HDEL s f", hr.WrongType},
-		{"HLEN s", hr.WrongType},
-		{"HEXISTS s f", hr.WrongType},
-		{"HSTRLEN s f", hr.WrongType},
-		{"HINCRBY s f 1", hr.WrongType},
-		{"HINCRBYFLOAT s f 1", hr.WrongType},
-		{"HRANDFIELD s", hr.WrongType},
-		{"HRANDFIELD s 0", hr.WrongType},
-		{"HSCAN s 0", hr.WrongType},
-		{"HSCAN s 0 NOSUCHOPTION", hr.WrongType}, // the type is checked before the options
+	wrongType := []step{
+		{"SET s v", rOK},
+		{"HSET s f v", rWrongType},
+		{"HMSET s f v", rWrongType},
+		{"HSETNX s f v", rWrongType},
+		{"HGET s f", rWrongType},
+		{"HMGET s f", rWrongType},
+		{"HGETALL s", rWrongType},
+		{"HKEYS s", rWrongType},
+		{"HVALS s", rWrongType},
+		{"HDEL s f", rWrongType},
+		{"HLEN s", rWrongType},
+		{"HEXISTS s f", rWrongType},
+		{"HSTRLEN s f", rWrongType},
+		{"HINCRBY s f 1", rWrongType},
+		{"HINCRBYFLOAT s f 1", rWrongType},
+		{"HRANDFIELD s", rWrongType},
+		{"HRANDFIELD s 0", rWrongType},
+		{"HSCAN s 0", rWrongType},
+		{"HSCAN s 0 NOSUCHOPTION", rWrongType}, // the type is checked before the options
 		// argument errors come before the type check
-		{"HSET s f v g", hr.Arity("hset")},
-		{"HINCRBY s f x", hr.NotInt},
-		{"HINCRBYFLOAT s f x", hr.Err(msgNotFloat)},
-		{"HINCRBYFLOAT s f inf", hr.Err(msgHashIncrNaN)},
-		{"HRANDFIELD s x", hr.NotInt},
-		{"HRANDFIELD s 1 foo", hr.Syntax},
-		{"HSCAN s x", hr.Err(msgInvalidCursor)},
-		{"GET s", hr.Bulk("v")},
+		{"HSET s f v g", rArity("hset")},
+		{"HINCRBY s f x", rErr(msgNotInt)},
+		{"HINCRBYFLOAT s f x", rErr(msgNotFloat)},
+		{"HINCRBYFLOAT s f inf", rErr(msgHashIncrNaN)},
+		{"HRANDFIELD s x", rErr(msgNotInt)},
+		{"HRANDFIELD s 1 foo", rErr(msgSyntax)},
+		{"HSCAN s x", rErr(msgInvalidCursor)},
+		{"GET s", rBulk("v")},
 	}
 	cases := []struct {
 		name  string
-		steps []hstep
+		steps []step
 	}{
 		{"wrong type", wrongType},
-		{"arity", []hstep{
-			{"HSET h", hr.Arity("hset")},
-			{"HSET h f", hr.Arity("hset")},
-			{"HSET h f v g", hr.Arity("hset")},
-			{"HMSET h f v g", hr.Arity("hmset")},
-			{"HSETNX h f", hr.Arity("hsetnx")},
-			{"HGET h", hr.Arity("hget")},
-			{"HGET h a b", hr.Arity("hget")},
-			{"HMGET h", hr.Arity("hmget")},
-			{"HGETALL", hr.Arity("hgetall")},
-			{"HKEYS h x", hr.Arity("hkeys")},
-			{"HVALS", hr.Arity("hvals")},
-			{"HDEL h", hr.Arity("hdel")},
-			{"HLEN h x", hr.Arity("hlen")},
-			{"HEXISTS h", hr.Arity("hexists")},
-			{"HSTRLEN h", hr.Arity("hstrlen")},
-			{"HINCRBY h f", hr.Arity("hincrby")},
-			{"HINCRBYFLOAT h f 1 2", hr.Arity("hincrbyfloat")},
-			{"HRANDFIELD", hr.Arity("hrandfield")},
-			{"HSCAN h", hr.Arity("hscan")},
-			{"EXISTS h", hr.Int(0)}, // nothing was created
+		{"arity", []step{
+			{"HSET h", rArity("hset")},
+			{"HSET h f", rArity("hset")},
+			{"HSET h f v g", rArity("hset")},
+			{"HMSET h f v g", rArity("hmset")},
+			{"HSETNX h f", rArity("hsetnx")},
+			{"HGET h", rArity("hget")},
+			{"HGET h a b", rArity("hget")},
+			{"HMGET h", rArity("hmget")},
+			{"HGETALL", rArity("hgetall")},
+			{"HKEYS h x", rArity("hkeys")},
+			{"HVALS", rArity("hvals")},
+			{"HDEL h", rArity("hdel")},
+			{"HLEN h x", rArity("hlen")},
+			{"HEXISTS h", rArity("hexists")},
+			{"HSTRLEN h", rArity("hstrlen")},
+			{"HINCRBY h f", rArity("hincrby")},
+			{"HINCRBYFLOAT h f 1 2", rArity("hincrbyfloat")},
+			{"HRANDFIELD", rArity("hrandfield")},
+			{"HSCAN h", rArity("hscan")},
+			{"EXISTS h", rInt(0)}, // nothing was created
 		}},
-		{"hset hget", []hstep{
-			{"HSET h f v", hr.Int(1)},
-			{"HGET h f", hr.Bulk("v")},
+		{"hset hget", []step{
+			{"HSET h f v", rInt(1)},
+			{"HGET h f", rBulk("v")},
 			{"TYPE h", "+hash\r\n"},
-			{"HSET h f v2 g w f v3", hr.Int(1)}, // f set twice, g new
-			{"HGET h f", hr.Bulk("v3")},
-			{"HSET h f v3", hr.Int(0)},
-			{"HSET h2 a 1 a 2", hr.Int(1)},
-			{"HGET h2 a", hr.Bulk("2")},
-			{"HGET h nosuch", hr.Null},
-			{"HGET nokey f", hr.Null},
-			{`HSET h e ""`, hr.Int(1)},
-			{"HGET h e", hr.Bulk("")},
-			{"HSTRLEN h e", hr.Int(0)},
-			{"HEXISTS h e", hr.Int(1)},
-			{"HMSET h a 1 b 2", hr.OK},
-			{"HMGET h a b nosuch f", hr.Arr(hr.Bulk("1"), hr.Bulk("2"), hr.Null, hr.Bulk("v3"))},
-			{"HMGET nokey a b", hr.Arr(hr.Null, hr.Null)},
-			{"HLEN h", hr.Int(5)},
-			{"HLEN nokey", hr.Int(0)},
-			{"hset H f v", hr.Int(1)}, // keys and fields are case-sensitive, names are not
-			{"HGET H F", hr.Null},
+			{"HSET h f v2 g w f v3", rInt(1)}, // f set twice, g new
+			{"HGET h f", rBulk("v3")},
+			{"HSET h f v3", rInt(0)},
+			{"HSET h2 a 1 a 2", rInt(1)},
+			{"HGET h2 a", rBulk("2")},
+			{"HGET h nosuch", rNull},
+			{"HGET nokey f", rNull},
+			{`HSET h e ""`, rInt(1)},
+			{"HGET h e", rBulk("")},
+			{"HSTRLEN h e", rInt(0)},
+			{"HEXISTS h e", rInt(1)},
+			{"HMSET h a 1 b 2", rOK},
+			{"HMGET h a b nosuch f", rArr(rBulk("1"), rBulk("2"), rNull, rBulk("v3"))},
+			{"HMGET nokey a b", rArr(rNull, rNull)},
+			{"HLEN h", rInt(5)},
+			{"HLEN nokey", rInt(0)},
+			{"hset H f v", rInt(1)}, // keys and fields are case-sensitive, names are not
+			{"HGET H F", rNull},
 		}},
-		{"hsetnx", []hstep{
-			{"HSETNX h f v", hr.Int(1)},
-			{"HSETNX h f w", hr.Int(0)},
-			{"HGET h f", hr.Bulk("v")},
-			{"HSETNX h g w", hr.Int(1)},
-			{"HGETALL h", hr.Bulks("f", "v", "g", "w")},
+		{"hsetnx", []step{
+			{"HSETNX h f v", rInt(1)},
+			{"HSETNX h f w", rInt(0)},
+			{"HGET h f", rBulk("v")},
+			{"HSETNX h g w", rInt(1)},
+			{"HGETALL h", rBulks("f", "v", "g", "w")},
 		}},
-		{"order", []hstep{
+		{"order", []step{
 			// insertion order; an update keeps the place, delete and re-add moves to the end
-			{"HSET h a 1 b 2 c 3 d 4 e 5", hr.Int(5)},
-			{"HDEL h b d", hr.Int(2)},
-			{"HSET h b 22 a 11 z 26", hr.Int(2)},
-			{"HGETALL h", hr.Bulks("a", "11", "c", "3", "e", "5", "b", "22", "z", "26")},
-			{"HKEYS h", hr.Bulks("a", "c", "e", "b", "z")},
-			{"HVALS h", hr.Bulks("11", "3", "5", "22", "26")},
-			{"HGETALL nokey", hr.Empty},
-			{"HKEYS nokey", hr.Empty},
-			{"HVALS nokey", hr.Empty},
+			{"HSET h a 1 b 2 c 3 d 4 e 5", rInt(5)},
+			{"HDEL h b d", rInt(2)},
+			{"HSET h b 22 a 11 z 26", rInt(2)},
+			{"HGETALL h", rBulks("a", "11", "c", "3", "e", "5", "b", "22", "z", "26")},
+			{"HKEYS h", rBulks("a", "c", "e", "b", "z")},
+			{"HVALS h", rBulks("11", "3", "5", "22", "26")},
+			{"HGETALL nokey", rEmpty},
+			{"HKEYS nokey", rEmpty},
+			{"HVALS nokey", rEmpty},
 		}},
-		{"hdel and the empty hash", []hstep{
-			{"HSET h a 1 b 2 c 3", hr.Int(3)},
-			{"HDEL h nosuch", hr.Int(0)},
-			{"HDEL h a a nosuch", hr.Int(1)},
-			{"HDEL nokey a", hr.Int(0)},
-			{"HDEL h b c d", hr.Int(2)},
-			{"EXISTS h", hr.Int(0)},
+		{"hdel and the empty hash", []step{
+			{"HSET h a 1 b 2 c 3", rInt(3)},
+			{"HDEL h nosuch", rInt(0)},
+			{"HDEL h a a nosuch", rInt(1)},
+			{"HDEL nokey a", rInt(0)},
+			{"HDEL h b c d", rInt(2)},
+			{"EXISTS h", rInt(0)},
 			{"TYPE h", "+none\r\n"},
-			{"HLEN h", hr.Int(0)},
-			{"HGETALL h", hr.Empty},
-			{"HSET h a 1", hr.Int(1)},
-			{"HGETALL h", hr.Bulks("a", "1")},
+			{"HLEN h", rInt(0)},
+			{"HGETALL h", rEmpty},
+			{"HSET h a 1", rInt(1)},
+			{"HGETALL h", rBulks("a", "1")},
 		}},
-		{"hexists hstrlen", []hstep{
-			{"HSET h f hello n 12345", hr.Int(2)},
-			{"HEXISTS h f", hr.Int(1)},
-			{"HEXISTS h g", hr.Int(0)},
-			{"HEXISTS nokey f", hr.Int(0)},
-			{"HSTRLEN h f", hr.Int(5)},
-			{"HSTRLEN h n", hr.Int(5)},
-			{"HSTRLEN h g", hr.Int(0)},
-			{"HSTRLEN nokey g", hr.Int(0)},
+		{"hexists hstrlen", []step{
+			{"HSET h f hello n 12345", rInt(2)},
+			{"HEXISTS h f", rInt(1)},
+			{"HEXISTS h g", rInt(0)},
+			{"HEXISTS nokey f", rInt(0)},
+			{"HSTRLEN h f", rInt(5)},
+			{"HSTRLEN h n", rInt(5)},
+			{"HSTRLEN h g", rInt(0)},
+			{"HSTRLEN nokey g", rInt(0)},
 		}},
-		{"hincrby", []hstep{
-			{"HINCRBY h f 5", hr.Int(5)},
-			{"HINCRBY h f -10", hr.Int(-5)},
-			{"HINCRBY h f 9223372036854775807", hr.Int(9223372036854775802)},
-			{"HINCRBY h f x", hr.NotInt},
-			{"HINCRBY h f 1.5", hr.NotInt},
-			{"HINCRBY h f +1", hr.NotInt},
-			{"HINCRBY h f 99999999999999999999", hr.NotInt},
-			{`HINCRBY h f ""`, hr.NotInt},
-			{"HSET h big 9223372036854775807 neg -9223372036854775808", hr.Int(2)},
-			{"HINCRBY h big 1", hr.Err(msgIncrOverflow)},
-			{"HINCRBY h big 0", hr.Int(9223372036854775807)},
-			{"HINCRBY h neg -1", hr.Err(msgIncrOverflow)},
-			{"HINCRBY h neg 9223372036854775807", hr.Int(-1)},
-			{"HSET h s abc z1 01 z2 -0 z3 1.0", hr.Int(4)},
-			{"HINCRBY h s 1", hr.Err(msgHashNotInt)},
-			{"HINCRBY h z1 1", hr.Err(msgHashNotInt)},
-			{"HINCRBY h z2 1", hr.Err(msgHashNotInt)},
-			{"HINCRBY h z3 1", hr.Err(msgHashNotInt)},
-			{`HSET h e ""`, hr.Int(1)},
-			{"HINCRBY h e 1", hr.Err(msgHashNotInt)},
-			{"HGET h z1", hr.Bulk("01")},
-			{"HINCRBY new f -3", hr.Int(-3)},
-			{"HGET new f", hr.Bulk("-3")},
+		{"hincrby", []step{
+			{"HINCRBY h f 5", rInt(5)},
+			{"HINCRBY h f -10", rInt(-5)},
+			{"HINCRBY h f 9223372036854775807", rInt(9223372036854775802)},
+			{"HINCRBY h f x", rErr(msgNotInt)},
+			{"HINCRBY h f 1.5", rErr(msgNotInt)},
+			{"HINCRBY h f +1", rErr(msgNotInt)},
+			{"HINCRBY h f 99999999999999999999", rErr(msgNotInt)},
+			{`HINCRBY h f ""`, rErr(msgNotInt)},
+			{"HSET h big 9223372036854775807 neg -9223372036854775808", rInt(2)},
+			{"HINCRBY h big 1", rErr(msgIncrOverflow)},
+			{"HINCRBY h big 0", rInt(9223372036854775807)},
+			{"HINCRBY h neg -1", rErr(msgIncrOverflow)},
+			{"HINCRBY h neg 9223372036854775807", rInt(-1)},
+			{"HSET h s abc z1 01 z2 -0 z3 1.0", rInt(4)},
+			{"HINCRBY h s 1", rErr(msgHashNotInt)},
+			{"HINCRBY h z1 1", rErr(msgHashNotInt)},
+			{"HINCRBY h z2 1", rErr(msgHashNotInt)},
+			{"HINCRBY h z3 1", rErr(msgHashNotInt)},
+			{`HSET h e ""`, rInt(1)},
+			{"HINCRBY h e 1", rErr(msgHashNotInt)},
+			{"HGET h z1", rBulk("01")},
+			{"HINCRBY new f -3", rInt(-3)},
+			{"HGET new f", rBulk("-3")},
 		}},
-		{"hincrbyfloat", []hstep{
-			{"HINCRBYFLOAT h f 1.5", hr.Bulk("1.5")},
-			{"HINCRBYFLOAT h f 0.1", hr.Bulk("1.6")},
-			{"HINCRBYFLOAT h f 1e3", hr.Bulk("1001.59999999999999998")}, // long double, as Redis
-			{"HINCRBYFLOAT h f -1003.6", hr.Bulk("-2")},
-			{"HGET h f", hr.Bulk("-2")},
-			{"HINCRBYFLOAT h f inf", hr.Err(msgHashIncrNaN)},
-			{"HINCRBYFLOAT h f -inf", hr.Err(msgHashIncrNaN)},
-			{"HINCRBYFLOAT h f nan", hr.Err(msgNotFloat)},
-			{"HINCRBYFLOAT h f abc", hr.Err(msgNotFloat)},
-			{`HINCRBYFLOAT h f ""`, hr.Err(msgNotFloat)},
-			{"HSET h s abc i inf x 0x10 e 1e2", hr.Int(4)},
-			{"HINCRBYFLOAT h s 1", hr.Err(msgHashNotFloat)},
-			{"HINCRBYFLOAT h i 1", hr.Err(msgIncrFloatNaN)},
-			{"HINCRBYFLOAT h x 1", hr.Bulk("17")},
-			{"HINCRBYFLOAT h e 1", hr.Bulk("101")},
-			{"HINCRBYFLOAT h z 1003", hr.Bulk("1003")},
-			{"HINCRBYFLOAT h z 0.1", hr.Bulk("1003.09999999999999998")},
-			{"HINCRBYFLOAT h v -0.0", hr.Bulk("0")},
-			{"HINCRBYFLOAT h m 1.7976931348623157e308", hr.Bulk("179769313486231569995921046774104434048386446944329178485314420765176628523124396354701868608387085564428793419425520689308708363451136055357897278026477617073498977686288394835618163294045594434929537447290627480669417384648879122776218333598953852832103282504751611691208117720159985926376802466863339536384")},
-			{"HINCRBYFLOAT h m 1.7976931348623157e308", hr.Bulk("359538626972463139991842093548208868096772893888658356970628841530353257046248792709403737216774171128857586838851041378617416726902272110715794556052955234146997955372576789671236326588091188869859074894581254961338834769297758245552436667197907705664206565009503223382416235440319971852753604933726679072768")},
-			{"HINCRBYFLOAT h u 1e400", hr.Bulk("10000000000000000000281880683947586514586453433629052038625910693539685534008629862039363994848324160522094053927317616200295822777259255734023828976593340661017797447434546173917862448116674971723778943824391593338047470675026246684401359237513603830343735485505244955964979021825038280091068414947402456898653040951017512658092615827588920183472511643316591362664138176309734806343732497430221946880")},
+		{"hincrbyfloat", []step{
+			{"HINCRBYFLOAT h f 1.5", rBulk("1.5")},
+			{"HINCRBYFLOAT h f 0.1", rBulk("1.6")},
+			{"HINCRBYFLOAT h f 1e3", rBulk("1001.59999999999999998")}, // long double, as Redis
+			{"HINCRBYFLOAT h f -1003.6", rBulk("-2")},
+			{"HGET h f", rBulk("-2")},
+			{"HINCRBYFLOAT h f inf", rErr(msgHashIncrNaN)},
+			{"HINCRBYFLOAT h f -inf", rErr(msgHashIncrNaN)},
+			{"HINCRBYFLOAT h f nan", rErr(msgNotFloat)},
+			{"HINCRBYFLOAT h f abc", rErr(msgNotFloat)},
+			{`HINCRBYFLOAT h f ""`, rErr(msgNotFloat)},
+			{"HSET h s abc i inf x 0x10 e 1e2", rInt(4)},
+			{"HINCRBYFLOAT h s 1", rErr(msgHashNotFloat)},
+			{"HINCRBYFLOAT h i 1", rErr(msgIncrFloatNaN)},
+			{"HINCRBYFLOAT h x 1", rBulk("17")},
+			{"HINCRBYFLOAT h e 1", rBulk("101")},
+			{"HINCRBYFLOAT h z 1003", rBulk("1003")},
+			{"HINCRBYFLOAT h z 0.1", rBulk("1003.09999999999999998")},
+			{"HINCRBYFLOAT h v -0.0", rBulk("0")},
+			{"HINCRBYFLOAT h m 1.7976931348623157e308", rBulk("179769313486231569995921046774104434048386446944329178485314420765176628523124396354701868608387085564428793419425520689308708363451136055357897278026477617073498977686288394835618163294045594434929537447290627480669417384648879122776218333598953852832103282504751611691208117720159985926376802466863339536384")},
+			{"HINCRBYFLOAT h m 1.7976931348623157e308", rBulk("359538626972463139991842093548208868096772893888658356970628841530353257046248792709403737216774171128857586838851041378617416726902272110715794556052955234146997955372576789671236326588091188869859074894581254961338834769297758245552436667197907705664206565009503223382416235440319971852753604933726679072768")},
+			{"HINCRBYFLOAT h u 1e400", rBulk("10000000000000000000281880683947586514586453433629052038625910693539685534008629862039363994848324160522094053927317616200295822777259255734023828976593340661017797447434546173917862448116674971723778943824391593338047470675026246684401359237513603830343735485505244955964979021825038280091068414947402456898653040951017512658092615827588920183472511643316591362664138176309734806343732497430221946880")},
 		}},
-		{"hrandfield", []hstep{
-			{"HRANDFIELD nokey", hr.Null},
-			{"HRANDFIELD nokey 3", hr.Empty},
-			{"HRANDFIELD nokey -3 WITHVALUES", hr.Empty},
-			{"HRANDFIELD nokey x", hr.NotInt},
-			{"HRANDFIELD nokey 1 foo", hr.Syntax},
-			{"HRANDFIELD nokey 1 WITHVALUES foo", hr.Syntax},
-			{"HSET h a 1 b 2 c 3", hr.Int(3)},
-			{"HRANDFIELD h 0", hr.Empty},
-			{"HRANDFIELD h 0 WITHVALUES", hr.Empty},
-			{"HRANDFIELD h 3", hr.Bulks("a", "b", "c")},
-			{"HRANDFIELD h 5 withvalues", hr.Bulks("a", "1", "b", "2", "c", "3")},
-			{"HRANDFIELD h 1.5", hr.NotInt},
-			{"HRANDFIELD h -9223372036854775808", hr.Err(msgRandCountRange)},
-			{"HRANDFIELD h -9223372036854775807 WITHVALUES", hr.Err(msgOutOfRange)},
-			{"HRANDFIELD h -4611686018427387904 WITHVALUES", hr.Err(msgOutOfRange)},
-			{"HRANDFIELD h 4611686018427387904 WITHVALUES", hr.Err(msgOutOfRange)},
+		{"hrandfield", []step{
+			{"HRANDFIELD nokey", rNull},
+			{"HRANDFIELD nokey 3", rEmpty},
+			{"HRANDFIELD nokey -3 WITHVALUES", rEmpty},
+			{"HRANDFIELD nokey x", rErr(msgNotInt)},
+			{"HRANDFIELD nokey 1 foo", rErr(msgSyntax)},
+			{"HRANDFIELD nokey 1 WITHVALUES foo", rErr(msgSyntax)},
+			{"HSET h a 1 b 2 c 3", rInt(3)},
+			{"HRANDFIELD h 0", rEmpty},
+			{"HRANDFIELD h 0 WITHVALUES", rEmpty},
+			{"HRANDFIELD h 3", rBulks("a", "b", "c")},
+			{"HRANDFIELD h 5 withvalues", rBulks("a", "1", "b", "2", "c", "3")},
+			{"HRANDFIELD h 1.5", rErr(msgNotInt)},
+			{"HRANDFIELD h -9223372036854775808", rErr(msgRandCountRange)},
+			{"HRANDFIELD h -9223372036854775807 WITHVALUES", rErr(msgOutOfRange)},
+			{"HRANDFIELD h -4611686018427387904 WITHVALUES", rErr(msgOutOfRange)},
+			{"HRANDFIELD h 4611686018427387904 WITHVALUES", rErr(msgOutOfRange)},
 			// past what MyRedis builds (Redis would try and stall every client)
-			{"HRANDFIELD h -16777217", hr.Err(msgOutOfRange)},
+			{"HRANDFIELD h -16777217", rErr(msgOutOfRange)},
 		}},
-		{"hscan", []hstep{
-			{"HSCAN nokey 0", hr.Scan("0")},
-			{"HSCAN nokey 0 COUNT 0", hr.Scan("0")}, // options are not read for a missing key
-			{"HSCAN nokey x", hr.Err(msgInvalidCursor)},
-			{"HSET h a 1 b 2 ab 3", hr.Int(3)},
-			{"HSCAN h 0", hr.Scan("0", "a", "1", "b", "2", "ab", "3")},
-			{"HSCAN h 0 MATCH a*", hr.Scan("0", "a", "1", "ab", "3")},
-			{"HSCAN h 0 match a* count 1", hr.Scan("0", "a", "1", "ab", "3")}, // small: whole
-			{"HSCAN h 0 MATCH *", hr.Scan("0", "a", "1", "b", "2", "ab", "3")},
-			{"HSCAN h 5", hr.Scan("0", "a", "1", "b", "2", "ab", "3")},
-			{"HSCAN h -1", hr.Scan("0", "a", "1", "b", "2", "ab", "3")},
-			{`HSCAN h ""`, hr.Scan("0", "a", "1", "b", "2", "ab", "3")},
-			{"HSCAN h 18446744073709551615", hr.Scan("0", "a", "1", "b", "2", "ab", "3")},
-			{"HSCAN h 18446744073709551616", hr.Err(msgInvalidCursor)},
-			{"HSCAN h -", hr.Err(msgInvalidCursor)},
-			{"HSCAN h 1x", hr.Err(msgInvalidCursor)},
-			{"HSCAN h 0 COUNT 0", hr.Syntax},
-			{"HSCAN h 0 COUNT -1", hr.Syntax},
-			{"HSCAN h 0 COUNT x", hr.NotInt},
-			{"HSCAN h 0 MATCH", hr.Syntax},
-			{"HSCAN h 0 TYPE string", hr.Syntax},
-			{"HSCAN h 0 NOVALUES", hr.Syntax},
+		{"hscan", []step{
+			{"HSCAN nokey 0", rScan("0")},
+			{"HSCAN nokey 0 COUNT 0", rScan("0")}, // options are not read for a missing key
+			{"HSCAN nokey x", rErr(msgInvalidCursor)},
+			{"HSET h a 1 b 2 ab 3", rInt(3)},
+			{"HSCAN h 0", rScan("0", "a", "1", "b", "2", "ab", "3")},
+			{"HSCAN h 0 MATCH a*", rScan("0", "a", "1", "ab", "3")},
+			{"HSCAN h 0 match a* count 1", rScan("0", "a", "1", "ab", "3")}, // small: whole
+			{"HSCAN h 0 MATCH *", rScan("0", "a", "1", "b", "2", "ab", "3")},
+			{"HSCAN h 5", rScan("0", "a", "1", "b", "2", "ab", "3")},
+			{"HSCAN h -1", rScan("0", "a", "1", "b", "2", "ab", "3")},
+			{`HSCAN h ""`, rScan("0", "a", "1", "b", "2", "ab", "3")},
+			{"HSCAN h 18446744073709551615", rScan("0", "a", "1", "b", "2", "ab", "3")},
+			{"HSCAN h 18446744073709551616", rErr(msgInvalidCursor)},
+			{"HSCAN h -", rErr(msgInvalidCursor)},
+			{"HSCAN h 1x", rErr(msgInvalidCursor)},
+			{"HSCAN h 0 COUNT 0", rErr(msgSyntax)},
+			{"HSCAN h 0 COUNT -1", rErr(msgSyntax)},
+			{"HSCAN h 0 COUNT x", rErr(msgNotInt)},
+			{"HSCAN h 0 MATCH", rErr(msgSyntax)},
+			{"HSCAN h 0 TYPE string", rErr(msgSyntax)},
+			{"HSCAN h 0 NOVALUES", rErr(msgSyntax)},
 		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, addr := startHashServer(t)
-			playHash(t, dialHash(t, addr), tc.steps)
+			playHash(t, dialRaw(t, addr), tc.steps)
 		})
 	}
 }
@@ -240,23 +240,23 @@ func TestHashCommands(t *testing.T) {
 // write after expiry starts a new hash.
 func TestHashExpiry(t *testing.T) {
 	_, clk, addr := startHashServer(t)
-	c := dialHash(t, addr)
-	playHash(t, c, []hstep{
-		{"HSET h a 1 b 2", hr.Int(2)},
-		{"EXPIRE h 10", hr.Int(1)},
-		{"HSET h c 3", hr.Int(1)},
-		{"HINCRBY h a 1", hr.Int(2)},
-		{"HINCRBYFLOAT h a 1", hr.Bulk("3")},
-		{"HDEL h b", hr.Int(1)},
-		{"TTL h", hr.Int(10)},
+	c := dialRaw(t, addr)
+	playHash(t, c, []step{
+		{"HSET h a 1 b 2", rInt(2)},
+		{"EXPIRE h 10", rInt(1)},
+		{"HSET h c 3", rInt(1)},
+		{"HINCRBY h a 1", rInt(2)},
+		{"HINCRBYFLOAT h a 1", rBulk("3")},
+		{"HDEL h b", rInt(1)},
+		{"TTL h", rInt(10)},
 	})
 	clk.advance(10 * time.Second)
-	playHash(t, c, []hstep{
-		{"HGET h a", hr.Null},
-		{"EXISTS h", hr.Int(0)},
-		{"HSETNX h a 9", hr.Int(1)},
-		{"HGETALL h", hr.Bulks("a", "9")},
-		{"TTL h", hr.Int(-1)},
+	playHash(t, c, []step{
+		{"HGET h a", rNull},
+		{"EXISTS h", rInt(0)},
+		{"HSETNX h a 9", rInt(1)},
+		{"HGETALL h", rBulks("a", "9")},
+		{"TTL h", rInt(-1)},
 	})
 }
 
@@ -265,8 +265,8 @@ func TestHashExpiry(t *testing.T) {
 // Redis.
 func TestHashWatch(t *testing.T) {
 	_, _, addr := startHashServer(t)
-	c1, c2 := dialHash(t, addr), dialHash(t, addr)
-	playHash(t, c2, []hstep{{"HSET h f 1", hr.Int(1)}})
+	c1, c2 := dialRaw(t, addr), dialRaw(t, addr)
+	playHash(t, c2, []step{{"HSET h f 1", rInt(1)}})
 	writes := []struct {
 		cmd   string
 		fails bool
@@ -286,7 +286,7 @@ func TestHashWatch(t *testing.T) {
 		{"HSET h f 1", true}, // and comes back
 	}
 	for _, w := range writes {
-		playHash(t, c1, []hstep{{"WATCH h", hr.OK}, {"MULTI", hr.OK}, {"HLEN h", "+QUEUED\r\n"}})
+		playHash(t, c1, []step{{"WATCH h", rOK}, {"MULTI", rOK}, {"HLEN h", "+QUEUED\r\n"}})
 		c2.do(hashArgs(w.cmd)...)
 		got := c1.do("EXEC")
 		if failed := got == "*-1\r\n"; failed != w.fails {
@@ -299,13 +299,13 @@ func TestHashWatch(t *testing.T) {
 // argument count passes the queueing arity check (-4) and fails at EXEC, as in Redis.
 func TestHashTransaction(t *testing.T) {
 	_, _, addr := startHashServer(t)
-	playHash(t, dialHash(t, addr), []hstep{
-		{"MULTI", hr.OK},
+	playHash(t, dialRaw(t, addr), []step{
+		{"MULTI", rOK},
 		{"HSET h a 1 b", "+QUEUED\r\n"},
 		{"HSET h a 1", "+QUEUED\r\n"},
 		{"HINCRBY h a 2", "+QUEUED\r\n"},
 		{"HGETALL h", "+QUEUED\r\n"},
-		{"EXEC", hr.Arr(hr.Arity("hset"), hr.Int(1), hr.Int(3), hr.Bulks("a", "3"))},
+		{"EXEC", rArr(rArity("hset"), rInt(1), rInt(3), rBulks("a", "3"))},
 	})
 }
 
@@ -323,7 +323,7 @@ func TestHashPropagation(t *testing.T) {
 			got = append(got, strings.Join(parts, " "))
 		})
 	})
-	c := dialHash(t, addr)
+	c := dialRaw(t, addr)
 	for _, cmd := range []string{
 		"HSET h a 1 b 2",
 		"HSETNX h a 3", // no-op
@@ -362,7 +362,7 @@ func TestHashPropagation(t *testing.T) {
 // with its own value, and every field turns up.
 func TestHashRandfield(t *testing.T) {
 	_, _, addr := startHashServer(t)
-	c := dialHash(t, addr)
+	c := dialRaw(t, addr)
 	for _, size := range []int{5, 700} { // within and past Redis's listpack limit
 		key := "h" + strconv.Itoa(size)
 		args := []string{"HSET", key}
@@ -426,7 +426,7 @@ func parseRandfield(t *testing.T, reply string) (fields, values []string) {
 // once, the cursor ends at 0, and COUNT bounds each page.
 func TestHashScanBig(t *testing.T) {
 	_, _, addr := startHashServer(t)
-	c, other := dialHash(t, addr), dialHash(t, addr)
+	c, other := dialRaw(t, addr), dialRaw(t, addr)
 	const n = 3000
 	args := []string{"HSET", "h"}
 	stays := map[string]int{} // every third field stays; the others go during the walk
@@ -482,7 +482,7 @@ func TestHashScanBig(t *testing.T) {
 	// MATCH filters within the page it walks
 	c.do("DEL", "h")
 	c.do(args...)
-	if got, want := c.do("HSCAN", "h", "0", "MATCH", "f1?", "COUNT", "20"), hr.Scan("21", "f10", "v", "f11", "v", "f12", "v", "f13", "v", "f14", "v", "f15", "v", "f16", "v", "f17", "v", "f18", "v", "f19", "v"); got != want {
+	if got, want := c.do("HSCAN", "h", "0", "MATCH", "f1?", "COUNT", "20"), rScan("21", "f10", "v", "f11", "v", "f12", "v", "f13", "v", "f14", "v", "f15", "v", "f16", "v", "f17", "v", "f18", "v", "f19", "v"); got != want {
 		t.Errorf("HSCAN MATCH:\n got %q\nwant %q", got, want)
 	}
 }
@@ -491,15 +491,15 @@ func TestHashScanBig(t *testing.T) {
 // one for HSCAN, as Redis converts a listpack to a hash table.
 func TestHashBigValues(t *testing.T) {
 	_, _, addr := startHashServer(t)
-	c := dialHash(t, addr)
+	c := dialRaw(t, addr)
 	long := strings.Repeat("x", 65)
 	c.do("HSET", "h", "a", strings.Repeat("x", 64), "b", "1", "c", "2")
-	if got, want := c.do("HSCAN", "h", "0", "COUNT", "1"), hr.Scan("0", "a", strings.Repeat("x", 64), "b", "1", "c", "2"); got != want {
+	if got, want := c.do("HSCAN", "h", "0", "COUNT", "1"), rScan("0", "a", strings.Repeat("x", 64), "b", "1", "c", "2"); got != want {
 		t.Errorf("small hash: %q", got)
 	}
 	c.do("HSET", "h", "b", long)
 	c.do("HDEL", "h", "b") // the conversion sticks, as in Redis
-	if got, want := c.do("HSCAN", "h", "0", "COUNT", "1"), hr.Scan("3", "a", strings.Repeat("x", 64)); got != want {
+	if got, want := c.do("HSCAN", "h", "0", "COUNT", "1"), rScan("3", "a", strings.Repeat("x", 64)); got != want {
 		t.Errorf("converted hash: %q want %q", got, want)
 	}
 }

@@ -8,70 +8,34 @@ import (
 	"bufio"
 	"fmt"
 	"math/rand/v2"
-	"net"
-	"os"
-	"os/exec"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
-// startHashRealRedis starts redis-server on a free port, without persistence, for
-// the rest of the test, or skips the test when redis-server is not installed.
-func startHashRealRedis(t testing.TB) string {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip("redis-server not installed: skipping the hash differential test")
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", t.TempDir())
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	for range 300 {
-		if nc, err := net.Dial("tcp", addr); err == nil {
-			nc.Close()
-			return addr
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("redis-server did not start on %s", addr)
-	return ""
-}
-
-// hashDiff is a differential session: the same connections on both servers.
+// hashDiff is a differential session: numbered connection pairs, both servers
+// flushed at the start.
 type hashDiff struct {
 	t                testing.TB
 	realAddr, myAddr string
-	real, mine       map[int]*hashConn
+	conns            map[int]pair
 }
 
 func newHashDiff(t testing.TB, realAddr, myAddr string) *hashDiff {
-	d := &hashDiff{t: t, realAddr: realAddr, myAddr: myAddr,
-		real: map[int]*hashConn{}, mine: map[int]*hashConn{}}
-	if r := d.conns(1)[0].do("FLUSHALL"); r != hr.OK {
+	d := &hashDiff{t: t, realAddr: realAddr, myAddr: myAddr, conns: map[int]pair{}}
+	if r := d.conn(1).real.do("FLUSHALL"); r != rOK {
 		t.Fatalf("FLUSHALL on redis-server: %q", r)
 	}
-	d.conns(1)[1].do("FLUSHALL")
+	d.conn(1).mine.do("FLUSHALL")
 	return d
 }
 
-func (d *hashDiff) conns(n int) [2]*hashConn {
-	if d.real[n] == nil {
-		d.real[n], d.mine[n] = dialHash(d.t, d.realAddr), dialHash(d.t, d.myAddr)
+func (d *hashDiff) conn(n int) pair {
+	if _, ok := d.conns[n]; !ok {
+		d.conns[n] = dialPair(d.t, d.realAddr, d.myAddr)
 	}
-	return [2]*hashConn{d.real[n], d.mine[n]}
+	return d.conns[n]
 }
 
 // run sends one command line (the compat format: "@N" connection, "~" reply type
@@ -91,8 +55,8 @@ func (d *hashDiff) run(where string, args []string) {
 		mode = args[0][0]
 		args = append([]string{args[0][1:]}, args[1:]...)
 	}
-	c := d.conns(n)
-	want, got := c[0].do(args...), c[1].do(args...)
+	p := d.conn(n)
+	want, got := p.real.do(args...), p.mine.do(args...)
 	switch mode {
 	case '~':
 		want, got = want[:1], got[:1]
@@ -118,7 +82,7 @@ func unorderedHashReply(args []string, reply string) string {
 			return reply
 		}
 		var cursor strings.Builder
-		if hashReadReply(rd, &cursor) != nil {
+		if readRaw(rd, &cursor) != nil {
 			return reply
 		}
 		rest, _ := sortedHashArray(rd, true)
@@ -149,7 +113,7 @@ func sortedHashArray(rd *bufio.Reader, pairs bool) (string, bool) {
 	for i := 0; i < n; i += step {
 		var b strings.Builder
 		for range min(step, n-i) {
-			if hashReadReply(rd, &b) != nil {
+			if readRaw(rd, &b) != nil {
 				return head, false
 			}
 		}
@@ -161,13 +125,13 @@ func sortedHashArray(rd *bufio.Reader, pairs bool) (string, bool) {
 
 // TestHashCompat replays testdata/compat/hashes.txt on both servers.
 func TestHashCompat(t *testing.T) {
-	realAddr := startHashRealRedis(t)
+	realAddr := startRealRedis(t)
 	_, _, myAddr := startHashServer(t)
-	for _, tc := range loadHashCompat(t, "testdata/compat/hashes.txt") {
-		t.Run(tc.name, func(t *testing.T) {
+	for _, cc := range loadCompatCases(t, "testdata/compat/hashes.txt") {
+		t.Run(cc.name, func(t *testing.T) {
 			d := newHashDiff(t, realAddr, myAddr)
-			for _, l := range tc.lines {
-				d.run(fmt.Sprintf("hashes.txt:%d", l.no), l.args)
+			for i, args := range cc.cmds {
+				d.run(fmt.Sprintf("step %d", i+1), args)
 			}
 		})
 	}
@@ -176,7 +140,7 @@ func TestHashCompat(t *testing.T) {
 // TestHashCompatBig compares hashes past Redis's listpack limits, where Redis's
 // order is its hash table's: replies that list the hash compare as multisets.
 func TestHashCompatBig(t *testing.T) {
-	realAddr := startHashRealRedis(t)
+	realAddr := startRealRedis(t)
 	_, _, myAddr := startHashServer(t)
 	d := newHashDiff(t, realAddr, myAddr)
 	args := []string{"HSET", "h"}
@@ -202,7 +166,7 @@ func TestHashCompatBig(t *testing.T) {
 // TestHashCompatRandom sends random sequences of hash commands, valid and not, over
 // a few small hashes (within the listpack limits, so order compares exactly).
 func TestHashCompatRandom(t *testing.T) {
-	realAddr := startHashRealRedis(t)
+	realAddr := startRealRedis(t)
 	_, _, myAddr := startHashServer(t)
 	seqs, steps := 40, 300
 	if testing.Short() {
@@ -293,102 +257,4 @@ func (g hashGen) command() []string {
 	default:
 		return []string{"HGETALL", k}
 	}
-}
-
-// hashCompatLine is one command line of a compat file.
-type hashCompatLine struct {
-	no   int
-	args []string
-}
-
-type hashCompatCase struct {
-	name  string
-	lines []hashCompatLine
-}
-
-// loadHashCompat reads a testdata/compat file: "=== name" opens a case, "#" lines
-// are comments, and each other line is a command in redis-cli syntax.
-func loadHashCompat(t *testing.T, path string) []hashCompatCase {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cases []hashCompatCase
-	for i, line := range strings.Split(string(data), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		if name, ok := strings.CutPrefix(line, "==="); ok {
-			cases = append(cases, hashCompatCase{name: strings.TrimSpace(name)})
-			continue
-		}
-		args, err := splitHashCompatLine(line)
-		if err != nil || len(cases) == 0 || len(args) == 0 {
-			t.Fatalf("%s:%d: %q: %v", path, i+1, line, err)
-		}
-		last := &cases[len(cases)-1]
-		last.lines = append(last.lines, hashCompatLine{i + 1, args})
-	}
-	return cases
-}
-
-// splitHashCompatLine splits a line as redis-cli does: blanks separate arguments,
-// "..." takes \xHH, \n, \r, \t, \" and \\ escapes.
-func splitHashCompatLine(line string) ([]string, error) {
-	var args []string
-	for i := 0; i < len(line); {
-		if line[i] == ' ' || line[i] == '\t' {
-			i++
-			continue
-		}
-		if line[i] != '"' {
-			j := i
-			for j < len(line) && line[j] != ' ' && line[j] != '\t' {
-				j++
-			}
-			args = append(args, line[i:j])
-			i = j
-			continue
-		}
-		var b []byte
-		for i++; ; i++ {
-			if i >= len(line) {
-				return nil, fmt.Errorf("unbalanced quotes")
-			}
-			c := line[i]
-			if c == '"' {
-				i++
-				break
-			}
-			if c == '\\' && i+1 < len(line) {
-				i++
-				switch line[i] {
-				case 'x':
-					if i+2 >= len(line) {
-						return nil, fmt.Errorf("short \\x escape")
-					}
-					v, err := strconv.ParseUint(line[i+1:i+3], 16, 8)
-					if err != nil {
-						return nil, err
-					}
-					b = append(b, byte(v))
-					i += 2
-				case 'n':
-					b = append(b, '\n')
-				case 'r':
-					b = append(b, '\r')
-				case 't':
-					b = append(b, '\t')
-				default:
-					b = append(b, line[i])
-				}
-				continue
-			}
-			b = append(b, c)
-		}
-		args = append(args, string(b))
-	}
-	return args, nil
 }

@@ -107,7 +107,7 @@ func runHashModel(t *testing.T, s *Server, data []byte) {
 		s.submit(func() { s.call(c, argv, &w) })
 		rd := bufio.NewReader(strings.NewReader(string(w.Bytes())))
 		var b strings.Builder
-		if err := hashReadReply(rd, &b); err != nil || rd.Buffered() > 0 {
+		if err := readRaw(rd, &b); err != nil || rd.Buffered() > 0 {
 			t.Fatalf("%q: not one reply: %q (%v)", args, w.Bytes(), err)
 		}
 		return b.String()
@@ -144,17 +144,17 @@ func runHashModel(t *testing.T, s *Server, data []byte) {
 					added++
 				}
 			}
-			want = hr.Int(int64(added))
+			want = rInt(added)
 			if name == "HMSET" {
-				want = hr.OK
+				want = rOK
 			}
 		case 2:
 			fl, v := f.field(), f.value()
 			args = []string{"HSETNX", key, fl, v}
-			want = hr.Int(0)
+			want = rInt(0)
 			if key != "s" && m.find(key, fl) < 0 {
 				m.set(key, fl, v)
-				want = hr.Int(1)
+				want = rInt(1)
 			}
 		case 3, 4:
 			args = []string{"HDEL", key, f.field(), f.field()}
@@ -164,33 +164,33 @@ func runHashModel(t *testing.T, s *Server, data []byte) {
 					n++
 				}
 			}
-			want = hr.Int(int64(n))
+			want = rInt(n)
 		case 5:
 			fl := f.field()
 			args = []string{"HGET", key, fl}
-			want = hr.Null
+			want = rNull
 			if i := m.find(key, fl); i >= 0 {
-				want = hr.Bulk(m[key][i].val)
+				want = rBulk(m[key][i].val)
 			}
 		case 6:
 			args = []string{"HGETALL", key}
-			want = hr.Bulks(m.flat(key)...)
+			want = rBulks(m.flat(key)...)
 		case 7:
 			args = []string{"HLEN", key}
-			want = hr.Int(int64(len(m[key])))
+			want = rInt(len(m[key]))
 		case 8:
 			fl := f.field()
 			args = []string{f.pick("HEXISTS", "HSTRLEN"), key, fl}
 			i := m.find(key, fl)
 			switch {
 			case args[0] == "HEXISTS" && i >= 0:
-				want = hr.Int(1)
+				want = rInt(1)
 			case args[0] == "HEXISTS":
-				want = hr.Int(0)
+				want = rInt(0)
 			case i >= 0:
-				want = hr.Int(int64(len(m[key][i].val)))
+				want = rInt(len(m[key][i].val))
 			default:
-				want = hr.Int(0)
+				want = rInt(0)
 			}
 		case 9:
 			fl, incr := f.field(), f.value()
@@ -210,7 +210,7 @@ func runHashModel(t *testing.T, s *Server, data []byte) {
 			args = []string{"HRANDFIELD", key, count, "WITHVALUES"}
 			got := do(args...)
 			if key == "s" {
-				expect(args, got, hr.WrongType)
+				expect(args, got, rWrongType)
 				continue
 			}
 			checkHrandfield(t, args, got, m[key])
@@ -251,17 +251,17 @@ func runHashModel(t *testing.T, s *Server, data []byte) {
 					added++
 				}
 			}
-			want = hr.Int(int64(added))
+			want = rInt(added)
 		}
 		if key == "s" {
-			want = hr.WrongType
+			want = rWrongType
 		}
 		expect(args, do(args...), want)
 	}
 	for _, key := range []string{"h", "g"} {
-		want := hr.Int(0)
+		want := rInt(0)
 		if len(m[key]) > 0 {
-			want = hr.Int(1)
+			want = rInt(1)
 		}
 		expect([]string{"EXISTS", key}, do("EXISTS", key), want)
 	}
@@ -271,24 +271,24 @@ func runHashModel(t *testing.T, s *Server, data []byte) {
 func modelHincrby(m hashModel, key, field, incrText string) string {
 	incr, err := strconv.ParseInt(incrText, 10, 64)
 	if err != nil || !validIntText([]byte(incrText)) {
-		return hr.NotInt
+		return rErr(msgNotInt)
 	}
 	if key == "s" {
-		return hr.WrongType
+		return rWrongType
 	}
 	var cur int64
 	if i := m.find(key, field); i >= 0 {
 		v := m[key][i].val
 		if cur, err = strconv.ParseInt(v, 10, 64); err != nil || !validIntText([]byte(v)) {
-			return hr.Err(msgHashNotInt)
+			return rErr(msgHashNotInt)
 		}
 	}
 	sum := cur + incr
 	if (incr > 0 && sum < cur) || (incr < 0 && sum > cur) {
-		return hr.Err(msgIncrOverflow)
+		return rErr(msgIncrOverflow)
 	}
 	m.set(key, field, strconv.FormatInt(sum, 10))
-	return hr.Int(sum)
+	return rInt(int(sum))
 }
 
 // checkHrandfield checks an HRANDFIELD key count WITHVALUES reply against the hash.
