@@ -1,11 +1,15 @@
 package myredis
 
 import (
+	"context"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Tests for the hash commands through a real connection: each step sends a command
@@ -501,5 +505,91 @@ func TestHashBigValues(t *testing.T) {
 	c.do("HDEL", "h", "b") // the conversion sticks, as in Redis
 	if got, want := c.do("HSCAN", "h", "0", "COUNT", "1"), rScan("3", "a", strings.Repeat("x", 64)); got != want {
 		t.Errorf("converted hash: %q want %q", got, want)
+	}
+}
+
+// TestHashGoRedis runs the queue engine's hash traffic through go-redis v9 with its
+// default options: settings written with HSETNX per field in a pipeline and read
+// with HGETALL, overwritten with one HSET, a per-second rate bucket bumped with
+// HINCRBY next to an INCRBY and trimmed with HDEL; then the iterator over HSCAN.
+func TestHashGoRedis(t *testing.T) {
+	_, _, addr := startHashServer(t)
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	t.Cleanup(func() { rdb.Close() })
+
+	settings := "wr:{q}:settings"
+	for range 2 { // a second instance finds the first one's values
+		_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.HSetNX(ctx, settings, "slot", 100)
+			p.HSetNX(ctx, settings, "session_ms", int64(300000))
+			p.HSetNX(ctx, settings, "ticket_ttl_ms", int64(600000))
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rdb.HSet(ctx, settings, "slot", 5).Err(); err != nil {
+		t.Fatal(err)
+	}
+	m, err := rdb.HGetAll(ctx, settings).Result()
+	want := map[string]string{"slot": "5", "session_ms": "300000", "ticket_ttl_ms": "600000"}
+	if err != nil || !maps.Equal(m, want) {
+		t.Fatalf("HGETALL = %v, %v; want %v", m, err, want)
+	}
+	if n, err := rdb.HSet(ctx, settings, "slot", 7, "session_ms", 1000, "new", "x").Result(); n != 1 || err != nil {
+		t.Fatalf("HSET = %d, %v", n, err)
+	}
+
+	rate := "wr:{q}:rate"
+	for sec, n := range map[string]int64{"1000": 3, "1001": 4, "1002": 5} {
+		var total *redis.IntCmd
+		_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			total = p.IncrBy(ctx, "wr:{q}:admitted", n)
+			p.HIncrBy(ctx, rate, sec, n)
+			p.HIncrBy(ctx, rate, sec, n)
+			return nil
+		})
+		if err != nil || total.Val() == 0 {
+			t.Fatal(total.Val(), err)
+		}
+	}
+	if n, err := rdb.HDel(ctx, rate, "1000", "1001", "nosuch").Result(); n != 2 || err != nil {
+		t.Fatalf("HDEL = %d, %v", n, err)
+	}
+	if v, err := rdb.HGet(ctx, rate, "1002").Int64(); v != 10 || err != nil {
+		t.Fatalf("HGET = %d, %v", v, err)
+	}
+	if _, err := rdb.HGet(ctx, rate, "1000").Result(); err != redis.Nil {
+		t.Fatalf("HGET of a deleted field: %v, want redis.Nil", err)
+	}
+	if f, err := rdb.HIncrByFloat(ctx, rate, "f", 0.5).Result(); f != 0.5 || err != nil {
+		t.Fatalf("HINCRBYFLOAT = %v, %v", f, err)
+	}
+	if vals, err := rdb.HMGet(ctx, settings, "slot", "nosuch").Result(); err != nil || vals[0] != "7" || vals[1] != nil {
+		t.Fatalf("HMGET = %v, %v", vals, err)
+	}
+
+	for i := range 1000 {
+		rdb.HSet(ctx, "big", "f"+strconv.Itoa(i), i)
+	}
+	seen := map[string]bool{}
+	it := rdb.HScan(ctx, "big", 0, "f1*", 50).Iterator()
+	for it.Next(ctx) {
+		f := it.Val()
+		if !it.Next(ctx) {
+			t.Fatal("HSCAN: a field without its value")
+		}
+		if "f"+it.Val() != f {
+			t.Fatalf("HSCAN: %s = %s", f, it.Val())
+		}
+		seen[f] = true
+	}
+	if err := it.Err(); err != nil || len(seen) != 111 { // f1, f10-f19, f100-f199
+		t.Fatalf("HSCAN MATCH f1*: %d fields, %v", len(seen), err)
+	}
+	if fs, err := rdb.HRandField(ctx, "big", 5).Result(); len(fs) != 5 || err != nil {
+		t.Fatalf("HRANDFIELD = %v, %v", fs, err)
 	}
 }
