@@ -370,43 +370,42 @@ func cmdHrandfield(x *Ctx) {
 		x.w.Array(0)
 		return
 	}
-	reply := func(picked []hashSlot) {
+	head := func(n int) {
 		if withValues {
-			x.w.Array(2 * len(picked))
-		} else {
-			x.w.Array(len(picked))
+			n *= 2
 		}
-		for _, s := range picked {
-			x.w.BulkString(s.field)
-			if withValues {
-				x.w.Bulk(s.val)
-			}
+		x.w.Array(n)
+	}
+	one := func(s hashSlot) {
+		x.w.BulkString(s.field)
+		if withValues {
+			x.w.Bulk(s.val)
 		}
 	}
 	switch {
 	case count < 0 || count == 1:
-		n := -count
-		if count == 1 {
-			n = 1
-		}
+		// drawn one by one, written as drawn: nothing the size of the reply is built
+		n := max(-count, 1)
 		if n > hrandfieldMax {
 			x.err(msgOutOfRange)
 			return
 		}
-		picked := make([]hashSlot, n)
-		for i := range picked {
-			picked[i] = h.random()
+		head(int(n))
+		for range n {
+			one(h.random())
 		}
-		reply(picked)
 	case count >= int64(h.Len()):
-		all := make([]hashSlot, 0, h.Len())
+		head(h.Len())
 		h.Range(func(f string, v []byte) bool {
-			all = append(all, hashSlot{field: f, val: v})
+			one(hashSlot{field: f, val: v})
 			return true
 		})
-		reply(all)
 	default:
-		reply(h.sample(int(count)))
+		picked := h.sample(int(count))
+		head(len(picked))
+		for _, s := range picked {
+			one(s)
+		}
 	}
 }
 
