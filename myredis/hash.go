@@ -3,6 +3,8 @@ package myredis
 import (
 	"math/rand/v2"
 	"sort"
+
+	"github.com/tidwall/redcon"
 )
 
 // hashValue is the hash type: field -> value, in insertion order. Every method runs
@@ -119,8 +121,7 @@ func (h *hashValue) squeeze() {
 }
 
 // Range calls fn for every field in order until fn returns false. fn must not
-// change the hash. (An AOF rewrite writes a hash back as HSET key f v ..., a batch
-// of fields per command, from this.)
+// change the hash.
 func (h *hashValue) Range(fn func(field string, val []byte) bool) {
 	for _, s := range h.slots {
 		if !s.hole && !fn(s.field, s.val) {
@@ -195,4 +196,29 @@ func (h *hashValue) scan(cursor uint64, count int, fn func(s hashSlot)) uint64 {
 		}
 	}
 	return 0
+}
+
+// hmsetBatch is the number of fields per HMSET in a rewritten AOF (Redis's
+// AOF_REWRITE_ITEMS_PER_CMD).
+const hmsetBatch = 64
+
+// appendHashRewrite encodes h as the commands that rebuild it, as Redis's AOF
+// rewrite does: HMSET key f v ... with hmsetBatch fields each, in the hash's order,
+// so a replay rebuilds the same order too. The hash changes in place (fields are
+// added to it), so an AOF rewrite encodes it when it captures it.
+func appendHashRewrite(b []byte, key string, h *hashValue) []byte {
+	left := h.Len()
+	i := 0
+	h.Range(func(f string, v []byte) bool {
+		if i%hmsetBatch == 0 {
+			b = redcon.AppendArray(b, 2+2*min(hmsetBatch, left-i))
+			b = redcon.AppendBulkString(b, "HMSET")
+			b = redcon.AppendBulkString(b, key)
+		}
+		b = redcon.AppendBulkString(b, f)
+		b = redcon.AppendBulk(b, v)
+		i++
+		return true
+	})
+	return b
 }

@@ -3,6 +3,7 @@ package myredis
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -418,4 +419,66 @@ func TestHashValueSqueeze(t *testing.T) {
 	if h.Len() != 0 || len(h.slots) != 0 || h.holes != 0 {
 		t.Fatalf("empty hash keeps %d slots, %d holes", len(h.slots), h.holes)
 	}
+}
+
+// TestHashRewrite replays appendHashRewrite's commands on an empty server: the same
+// fields, values and order come back, in HMSETs of at most hmsetBatch fields.
+func TestHashRewrite(t *testing.T) {
+	src := New(Config{})
+	t.Cleanup(func() { src.Close() })
+	args := []string{"HSET", "h"}
+	for i := range 150 {
+		args = append(args, "f"+strconv.Itoa(i), strings.Repeat("v", i%70))
+	}
+	src.Do(args...)
+	src.Do("HSET", "h", "", "empty field", "f7", "\x00\r\n")
+	src.Do("HDEL", "h", "f3", "f140")
+	var enc []byte
+	src.submit(func() { enc = appendHashRewrite(nil, "h", src.dbs[0].dict["h"].val.(*hashValue)) })
+
+	dst := New(Config{})
+	t.Cleanup(func() { dst.Close() })
+	rd := bufio.NewReader(strings.NewReader(string(enc)))
+	cmds := 0
+	for {
+		if _, err := rd.Peek(1); err != nil {
+			break
+		}
+		cmd := readBulkArray(t, rd)
+		if cmd[0] != "HMSET" || len(cmd) > 2+2*hmsetBatch {
+			t.Fatalf("command %d: %s with %d arguments", cmds, cmd[0], len(cmd))
+		}
+		if r := string(dst.Do(cmd...)); r != rOK {
+			t.Fatalf("replay: %q", r)
+		}
+		cmds++
+	}
+	if cmds != 3 { // 149 fields: 64 + 64 + 21
+		t.Errorf("%d commands, want 3", cmds)
+	}
+	if a, b := string(src.Do("HGETALL", "h")), string(dst.Do("HGETALL", "h")); a != b {
+		t.Errorf("replayed hash differs:\n%q\n%q", a, b)
+	}
+}
+
+// readBulkArray reads one RESP array of bulk strings (a command).
+func readBulkArray(t *testing.T, rd *bufio.Reader) []string {
+	t.Helper()
+	var n int
+	if _, err := fmt.Fscanf(rd, "*%d\r\n", &n); err != nil {
+		t.Fatal(err)
+	}
+	args := make([]string, n)
+	for i := range args {
+		var size int
+		if _, err := fmt.Fscanf(rd, "$%d\r\n", &size); err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, size+2)
+		if _, err := io.ReadFull(rd, buf); err != nil {
+			t.Fatal(err)
+		}
+		args[i] = string(buf[:size])
+	}
+	return args
 }
