@@ -153,6 +153,7 @@ var commandGroups = []func() []*command{
 	commandsString,
 	commandsGeneric,
 	commandsSortedSet,
+	commandsHash,
 	commandsConnection,
 	commandsServer,
 	commandsTransaction,
