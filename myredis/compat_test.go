@@ -5,6 +5,7 @@ package myredis_test
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -183,27 +184,46 @@ func runDiff(t *testing.T, realAddr, myAddr string, dc diffCase) {
 	}
 }
 
-// sortedArray re-renders an array reply with its elements in byte order.
+// sortedArray re-renders an array reply with its elements in byte order, nested
+// arrays too (SCAN's and HSCAN's key list inside the [cursor, keys] pair).
 func sortedArray(reply string) string {
-	if !strings.HasPrefix(reply, "*") {
+	rd := bufio.NewReader(strings.NewReader(reply))
+	out, err := sortedReply(rd)
+	if err != nil {
 		return reply
 	}
-	rd := bufio.NewReader(strings.NewReader(reply))
-	head, _ := rd.ReadString('\n')
+	return out
+}
+
+func sortedReply(rd *bufio.Reader) (string, error) {
+	head, err := rd.ReadString('\n')
+	if err != nil {
+		return "", err
+	}
+	if strings.HasPrefix(head, "$") {
+		n, err := strconv.Atoi(strings.TrimSpace(head[1:]))
+		if err != nil || n < 0 {
+			return head, err
+		}
+		body := make([]byte, n+2)
+		_, err = io.ReadFull(rd, body)
+		return head + string(body), err
+	}
+	if !strings.HasPrefix(head, "*") {
+		return head, nil // +, -, :
+	}
 	n, err := strconv.Atoi(strings.TrimSpace(head[1:]))
 	if err != nil || n < 0 {
-		return reply
+		return head, err
 	}
 	elems := make([]string, n)
 	for i := range elems {
-		var b strings.Builder
-		if err := redistest.ReadReply(rd, &b); err != nil {
-			return reply
+		if elems[i], err = sortedReply(rd); err != nil {
+			return "", err
 		}
-		elems[i] = b.String()
 	}
 	sort.Strings(elems)
-	return head + strings.Join(elems, "")
+	return head + strings.Join(elems, ""), nil
 }
 
 // loadDiffCases reads a testdata/compat file.
@@ -399,5 +419,20 @@ func TestCompatInfoSections(t *testing.T) {
 		if got := infoFields(t, mc.Do("INFO", "everything"))[f]; got != want {
 			t.Errorf("INFO %s: redis %q, myredis %q", f, want, got)
 		}
+	}
+}
+
+// TestSortedArray checks the "^" comparison's normal form.
+func TestSortedArray(t *testing.T) {
+	a := "*2\r\n$1\r\n0\r\n*3\r\n$1\r\nb\r\n$2\r\na\r\n\r\n:5\r\n"
+	b := "*2\r\n*3\r\n:5\r\n$2\r\na\r\n\r\n$1\r\nb\r\n$1\r\n0\r\n"
+	if sortedArray(a) != sortedArray(b) {
+		t.Fatalf("%q and %q differ:\n%q\n%q", a, b, sortedArray(a), sortedArray(b))
+	}
+	if c := "*2\r\n$1\r\n0\r\n*2\r\n$1\r\nb\r\n$1\r\nc\r\n"; sortedArray(a) == sortedArray(c) {
+		t.Fatalf("%q and %q compare equal", a, c)
+	}
+	if s := sortedArray("-ERR x\r\n"); s != "-ERR x\r\n" {
+		t.Fatalf("error reply changed: %q", s)
 	}
 }
