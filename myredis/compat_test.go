@@ -424,8 +424,8 @@ func TestCompatInfoSections(t *testing.T) {
 
 // TestSortedArray checks the "^" comparison's normal form.
 func TestSortedArray(t *testing.T) {
-	a := "*2\r\n$1\r\n0\r\n*3\r\n$1\r\nb\r\n$2\r\na\r\n\r\n:5\r\n"
-	b := "*2\r\n*3\r\n:5\r\n$2\r\na\r\n\r\n$1\r\nb\r\n$1\r\n0\r\n"
+	a := "*2\r\n$1\r\n0\r\n*3\r\n$1\r\nb\r\n$2\r\naa\r\n:5\r\n"
+	b := "*2\r\n*3\r\n:5\r\n$2\r\naa\r\n$1\r\nb\r\n$1\r\n0\r\n"
 	if sortedArray(a) != sortedArray(b) {
 		t.Fatalf("%q and %q differ:\n%q\n%q", a, b, sortedArray(a), sortedArray(b))
 	}
