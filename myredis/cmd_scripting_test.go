@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"waitroom/myredis"
+	"waitroom/myredis/redistest"
 )
 
 // Every expected reply below was checked byte for byte against redis-server 7.0.15.
@@ -23,11 +24,11 @@ type replyCase struct {
 	want string
 }
 
-func runReplyCases(t *testing.T, c *respConn, cases []replyCase) {
+func runReplyCases(t *testing.T, c *redistest.Conn, cases []replyCase) {
 	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, c.do(tc.cmd...), "%q", tc.cmd)
+			assert.Equal(t, tc.want, c.Do(tc.cmd...), "%q", tc.cmd)
 		})
 	}
 }
@@ -38,8 +39,8 @@ func evalErr(body, msg string, line int) replyCase {
 }
 
 func TestEvalArgumentErrors(t *testing.T) {
-	_, addr := serveMyRedis(t, myredis.Config{})
-	c := dialRESP(t, addr)
+	addr := redistest.StartMyRedis(t)
+	c := redistest.Dial(t, addr)
 	runReplyCases(t, c, []replyCase{
 		{"arity", []string{"EVAL", "return 1"}, "-ERR wrong number of arguments for 'eval' command\r\n"},
 		{"evalsha arity", []string{"EVALSHA", "abc"}, "-ERR wrong number of arguments for 'evalsha' command\r\n"},
@@ -63,10 +64,10 @@ func TestEvalArgumentErrors(t *testing.T) {
 }
 
 func TestScriptRaisedErrors(t *testing.T) {
-	_, addr := serveMyRedis(t, myredis.Config{})
-	c := dialRESP(t, addr)
-	c.do("SET", "s", "notanumber")
-	c.do("SET", "str", "v")
+	addr := redistest.StartMyRedis(t)
+	c := redistest.Dial(t, addr)
+	c.Do("SET", "s", "notanumber")
+	c.Do("SET", "str", "v")
 	noscript := func(cmd string) replyCase {
 		body := "return redis.call(" + cmd + ")"
 		return replyCase{"noscript " + cmd, []string{"EVAL", body, "0"},
@@ -144,9 +145,9 @@ func TestScriptRaisedErrors(t *testing.T) {
 }
 
 func TestScriptReadOnly(t *testing.T) {
-	_, addr := serveMyRedis(t, myredis.Config{})
-	c := dialRESP(t, addr)
-	c.do("SET", "n", "inf")
+	addr := redistest.StartMyRedis(t)
+	c := redistest.Dial(t, addr)
+	c.Do("SET", "n", "inf")
 	runReplyCases(t, c, []replyCase{
 		{"eval_ro write", []string{"EVAL_RO", "return redis.call('set','n',1)", "0"},
 			scriptError("return redis.call('set','n',1)", "ERR Write commands are not allowed from read-only scripts.", 1)},
@@ -163,8 +164,8 @@ func TestScriptReadOnly(t *testing.T) {
 }
 
 func TestScriptSandbox(t *testing.T) {
-	_, addr := serveMyRedis(t, myredis.Config{})
-	c := dialRESP(t, addr)
+	addr := redistest.StartMyRedis(t)
+	c := redistest.Dial(t, addr)
 	nonexistent := func(name string) replyCase {
 		return evalErr("return "+name, "ERR user_script:1: Script attempted to access nonexistent global variable '"+name+"'", 1)
 	}
@@ -200,8 +201,8 @@ func TestScriptSandbox(t *testing.T) {
 }
 
 func TestScriptCjsonAndBit(t *testing.T) {
-	_, addr := serveMyRedis(t, myredis.Config{})
-	c := dialRESP(t, addr)
+	addr := redistest.StartMyRedis(t)
+	c := redistest.Dial(t, addr)
 	eval := func(body, want string) replyCase { return replyCase{body, []string{"EVAL", body, "0"}, want} }
 	runReplyCases(t, c, []replyCase{
 		eval("return cjson.encode({1,2,3,'x',true,false})", bulk(`[1,2,3,"x",true,false]`)),
@@ -234,8 +235,8 @@ func TestScriptCjsonAndBit(t *testing.T) {
 }
 
 func TestScriptConversions(t *testing.T) {
-	_, addr := serveMyRedis(t, myredis.Config{})
-	c := dialRESP(t, addr)
+	addr := redistest.StartMyRedis(t)
+	c := redistest.Dial(t, addr)
 	eval := func(name, body, want string) replyCase {
 		return replyCase{name, []string{"EVAL", body, "0"}, want}
 	}
@@ -285,8 +286,8 @@ func TestScriptConversions(t *testing.T) {
 }
 
 func TestScriptCache(t *testing.T) {
-	_, addr := serveMyRedis(t, myredis.Config{})
-	c := dialRESP(t, addr)
+	addr := redistest.StartMyRedis(t)
+	c := redistest.Dial(t, addr)
 	sha := sha1Hex("return 1")
 	runReplyCases(t, c, []replyCase{
 		{"load", []string{"SCRIPT", "LOAD", "return 1"}, bulk(sha)},
@@ -318,29 +319,29 @@ func TestScriptCache(t *testing.T) {
 // TestScriptSelectStaysInScript: since Redis 7.0 a SELECT inside a script changes
 // only the script's database, not the caller's.
 func TestScriptSelectStaysInScript(t *testing.T) {
-	_, addr := serveMyRedis(t, myredis.Config{})
-	c := dialRESP(t, addr)
-	assert.Equal(t, "+OK\r\n", c.do("EVAL", "redis.call('select','1') return redis.call('set','indb1','x')", "0"))
-	assert.Equal(t, "$-1\r\n", c.do("GET", "indb1"))
-	c.do("SELECT", "1")
-	assert.Equal(t, bulk("x"), c.do("GET", "indb1"))
-	assert.Equal(t, bulk("x"), c.do("EVAL", "return redis.call('get','indb1')", "0"), "a script starts in the caller's db")
+	addr := redistest.StartMyRedis(t)
+	c := redistest.Dial(t, addr)
+	assert.Equal(t, "+OK\r\n", c.Do("EVAL", "redis.call('select','1') return redis.call('set','indb1','x')", "0"))
+	assert.Equal(t, "$-1\r\n", c.Do("GET", "indb1"))
+	c.Do("SELECT", "1")
+	assert.Equal(t, bulk("x"), c.Do("GET", "indb1"))
+	assert.Equal(t, bulk("x"), c.Do("EVAL", "return redis.call('get','indb1')", "0"), "a script starts in the caller's db")
 }
 
 // TestScriptIsAtomic: a read-modify-write in a script never loses an update,
 // because nothing else runs on the executor until the script returns.
 func TestScriptIsAtomic(t *testing.T) {
-	_, addr := serveMyRedis(t, myredis.Config{})
+	addr := redistest.StartMyRedis(t)
 	const clients, each = 20, 50
 	body := "local v = tonumber(redis.call('get', KEYS[1]) or '0') redis.call('set', KEYS[1], v + 1) return v + 1"
 	var wg sync.WaitGroup
 	for i := 0; i < clients; i++ {
-		c := dialRESP(t, addr)
+		c := redistest.Dial(t, addr)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := 0; j < each; j++ {
-				if r, err := c.try("EVAL", body, "1", "counter"); err != nil || r[0] != ':' {
+				if r, err := c.DoErr("EVAL", body, "1", "counter"); err != nil || r[0] != ':' {
 					t.Errorf("EVAL: %q %v", r, err)
 					return
 				}
@@ -348,22 +349,22 @@ func TestScriptIsAtomic(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	assert.Equal(t, bulk(strconv.Itoa(clients*each)), dialRESP(t, addr).do("GET", "counter"))
+	assert.Equal(t, bulk(strconv.Itoa(clients*each)), redistest.Dial(t, addr).Do("GET", "counter"))
 }
 
 // TestScriptKill: a script that runs past lua-time-limit makes every other
 // client get BUSY until SCRIPT KILL stops it; a script that has written cannot
 // be killed and runs to its end.
 func TestScriptKill(t *testing.T) {
-	_, addr := serveMyRedis(t, myredis.Config{})
-	runner, other := dialRESP(t, addr), dialRESP(t, addr)
-	require.Equal(t, "+OK\r\n", other.do("CONFIG", "SET", "lua-time-limit", "50"))
-	require.Equal(t, bulk("lua-time-limit")+bulk("50"), strings.TrimPrefix(other.do("CONFIG", "GET", "lua-time-limit"), "*2\r\n"))
+	addr := redistest.StartMyRedis(t)
+	runner, other := redistest.Dial(t, addr), redistest.Dial(t, addr)
+	require.Equal(t, "+OK\r\n", other.Do("CONFIG", "SET", "lua-time-limit", "50"))
+	require.Equal(t, bulk("lua-time-limit")+bulk("50"), strings.TrimPrefix(other.Do("CONFIG", "GET", "lua-time-limit"), "*2\r\n"))
 
 	waitBusy := func() {
 		t.Helper()
 		for i := 0; ; i++ {
-			r := other.do("GET", "k")
+			r := other.Do("GET", "k")
 			if r == "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n" {
 				return
 			}
@@ -374,50 +375,50 @@ func TestScriptKill(t *testing.T) {
 		}
 	}
 
-	tx := dialRESP(t, addr)
-	require.Equal(t, "+OK\r\n", tx.do("MULTI"))
-	require.Equal(t, "+QUEUED\r\n", tx.do("SET", "a", "1"))
+	tx := redistest.Dial(t, addr)
+	require.Equal(t, "+OK\r\n", tx.Do("MULTI"))
+	require.Equal(t, "+QUEUED\r\n", tx.Do("SET", "a", "1"))
 	loop := "local i = 0\nwhile true do\n  i = i + 1\nend"
-	runner.send("EVAL", loop, "0")
+	send(t, runner, "EVAL", loop, "0")
 	waitBusy()
 	// a transaction that lost a command to BUSY must not run the rest
-	assert.Equal(t, "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n", tx.do("SET", "b", "2"))
-	assert.Equal(t, "-ERR unknown command 'nosuch', with args beginning with: \r\n", other.do("nosuch"))
-	assert.Equal(t, "+OK\r\n", other.do("SCRIPT", "KILL"))
-	reply := runner.read()
+	assert.Equal(t, "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n", tx.Do("SET", "b", "2"))
+	assert.Equal(t, "-ERR unknown command 'nosuch', with args beginning with: \r\n", other.Do("nosuch"))
+	assert.Equal(t, "+OK\r\n", other.Do("SCRIPT", "KILL"))
+	reply := receive(t, runner)
 	assert.Regexp(t, `^-ERR Script killed by user with SCRIPT KILL\.\.\. script: `+sha1Hex(loop)+`, on @user_script:[234]\.\r\n$`, reply)
-	assert.Equal(t, "+PONG\r\n", other.do("PING"), "the server serves again")
-	assert.Equal(t, "-EXECABORT Transaction discarded because of previous errors.\r\n", tx.do("EXEC"))
-	assert.Equal(t, "$-1\r\n", other.do("GET", "a"))
+	assert.Equal(t, "+PONG\r\n", other.Do("PING"), "the server serves again")
+	assert.Equal(t, "-EXECABORT Transaction discarded because of previous errors.\r\n", tx.Do("EXEC"))
+	assert.Equal(t, "$-1\r\n", other.Do("GET", "a"))
 
 	// pcall cannot swallow the kill
 	stubborn := "while true do pcall(function() while true do end end) end"
-	runner.send("EVAL", stubborn, "0")
+	send(t, runner, "EVAL", stubborn, "0")
 	waitBusy()
-	assert.Equal(t, "+OK\r\n", other.do("SCRIPT", "KILL"))
-	assert.Contains(t, runner.read(), "-ERR Script killed by user with SCRIPT KILL...")
+	assert.Equal(t, "+OK\r\n", other.Do("SCRIPT", "KILL"))
+	assert.Contains(t, receive(t, runner), "-ERR Script killed by user with SCRIPT KILL...")
 
 	// a script that wrote runs on; it ends by itself once the test clears its flag
 	// ... which it cannot, the server being busy, so it ends after a time instead.
 	writer := "redis.call('set','w','1')\nlocal t = redis.call('time')\nlocal start = t[1] * 1000000 + t[2]\n" +
 		"while true do\n  t = redis.call('time')\n  if t[1] * 1000000 + t[2] - start > 300000 then return 'done' end\nend"
-	runner.send("EVAL", writer, "0")
+	send(t, runner, "EVAL", writer, "0")
 	waitBusy()
 	assert.Equal(t, "-UNKILLABLE Sorry the script already executed write commands against the dataset. "+
 		"You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.\r\n",
-		other.do("SCRIPT", "KILL"))
-	assert.Equal(t, bulk("done"), runner.read())
-	assert.Equal(t, bulk("1"), other.do("GET", "w"))
-	assert.Equal(t, "-NOTBUSY No scripts in execution right now.\r\n", other.do("SCRIPT", "KILL"))
+		other.Do("SCRIPT", "KILL"))
+	assert.Equal(t, bulk("done"), receive(t, runner))
+	assert.Equal(t, bulk("1"), other.Do("GET", "w"))
+	assert.Equal(t, "-NOTBUSY No scripts in execution right now.\r\n", other.Do("SCRIPT", "KILL"))
 }
 
 // TestCloseStopsAScript: closing the server stops a script that would never end,
 // even one that has written.
 func TestCloseStopsAScript(t *testing.T) {
-	s, addr := serveMyRedis(t, myredis.Config{LuaTimeLimit: 20})
-	runner, other := dialRESP(t, addr), dialRESP(t, addr)
-	runner.send("EVAL", "redis.call('set', 'k', 'v') while true do end", "0")
-	for i := 0; other.do("GET", "k")[0] != '-'; i++ {
+	s, addr := redistest.StartMyRedisConfig(t, myredis.Config{LuaTimeLimit: 20})
+	runner, other := redistest.Dial(t, addr), redistest.Dial(t, addr)
+	send(t, runner, "EVAL", "redis.call('set', 'k', 'v') while true do end", "0")
+	for i := 0; other.Do("GET", "k")[0] != '-'; i++ {
 		require.Less(t, i, 500, "the script never became busy")
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -433,7 +434,7 @@ func TestCloseStopsAScript(t *testing.T) {
 // TestGoRedisScript: go-redis's Script.Run tries EVALSHA and falls back to EVAL
 // on NOSCRIPT.
 func TestGoRedisScript(t *testing.T) {
-	_, addr := serveMyRedis(t, myredis.Config{})
+	addr := redistest.StartMyRedis(t)
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	defer rdb.Close()

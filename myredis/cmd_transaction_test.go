@@ -12,231 +12,210 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"waitroom/myredis"
+	"waitroom/myredis/redistest"
 )
 
-// Every expected reply below was checked byte for byte against redis-server 7.0.15.
-
-// txStep is one command of a transaction sequence, sent on connection conn (0 or 1).
-type txStep struct {
-	conn int
-	cmd  []string
-	want string
-}
-
-func runTxSteps(t *testing.T, addr string, steps []txStep) {
-	t.Helper()
-	conns := []*respConn{dialRESP(t, addr), dialRESP(t, addr)}
-	conns[0].do("FLUSHALL")
-	for i, st := range steps {
-		assert.Equal(t, st.want, conns[st.conn].do(st.cmd...), "step %d: %q", i, st.cmd)
-	}
-}
-
-func step(cmd ...string) []string { return cmd }
-
-func TestTransactionReplies(t *testing.T) {
-	_, addr := serveMyRedis(t, myredis.Config{})
-	const queued, ok = "+QUEUED\r\n", "+OK\r\n"
-	tests := []struct {
-		name  string
-		steps []txStep
-	}{
-		{"queue and exec", []txStep{
-			{0, step("MULTI"), ok},
-			{0, step("SET", "a", "1"), queued},
-			{0, step("INCR", "a"), queued},
-			{0, step("GET", "a"), queued},
-			{0, step("EXEC"), "*3\r\n+OK\r\n:2\r\n$1\r\n2\r\n"},
+func TestTransactions(t *testing.T) {
+	execAbort := errRe("EXECABORT Transaction discarded because of previous errors.")
+	runGroup(t, []groupCase{
+		{"multi exec", []step{
+			do(ok, "MULTI"),
+			do(queued, "SET", "a", "1"),
+			do(queued, "INCR", "a"),
+			do(queued, "GET", "a"),
+			do(array(ok, num(2), bulk("2")), "EXEC"),
+			do(ok, "MULTI"),
+			do(empty, "EXEC"),
 		}},
-		{"empty", []txStep{
-			{0, step("MULTI"), ok},
-			{0, step("EXEC"), "*0\r\n"},
+		{"errors outside multi", []step{
+			do(errRe("ERR EXEC without MULTI"), "EXEC"),
+			do(errRe("ERR DISCARD without MULTI"), "DISCARD"),
+			do(ok, "MULTI"),
+			do(errRe("ERR MULTI calls can not be nested"), "MULTI"),
+			do(errRe("ERR WATCH inside MULTI is not allowed"), "WATCH", "k"),
+			do(ok, "DISCARD"),
 		}},
-		{"nested multi is refused but does not abort", []txStep{
-			{0, step("MULTI"), ok},
-			{0, step("MULTI"), "-ERR MULTI calls can not be nested\r\n"},
-			{0, step("SET", "a", "1"), queued},
-			{0, step("EXEC"), "*1\r\n+OK\r\n"},
+		{"queueing errors abort", []step{
+			do(ok, "MULTI"),
+			do(queued, "SET", "a", "1"),
+			do(errRe("ERR unknown command 'NOSUCH', with args beginning with: "), "NOSUCH"),
+			do(arity("get"), "GET"),
+			do(arity("client|id"), "CLIENT", "ID", "x"),
+			do(execAbort, "EXEC"),
+			do(null, "GET", "a"),
 		}},
-		{"watch inside multi is refused but does not abort", []txStep{
-			{0, step("MULTI"), ok},
-			{0, step("WATCH", "a"), "-ERR WATCH inside MULTI is not allowed\r\n"},
-			{0, step("SET", "a", "2"), queued},
-			{0, step("EXEC"), "*1\r\n+OK\r\n"},
+		{"refused exec says why", []step{
+			do(ok, "MULTI"),
+			do(queued, "SET", "a", "1"),
+			do(errRe("EXECABORT Transaction discarded because of: wrong number of arguments for 'exec' command"), "EXEC", "x"),
+			do(errRe("ERR EXEC without MULTI"), "EXEC"), // the transaction is gone
+			do(null, "GET", "a"),
 		}},
-		{"exec and discard without multi", []txStep{
-			{0, step("EXEC"), "-ERR EXEC without MULTI\r\n"},
-			{0, step("DISCARD"), "-ERR DISCARD without MULTI\r\n"},
+		{"runtime errors do not abort", []step{
+			do(ok, "SET", "s", "text"),
+			do(ok, "MULTI"),
+			do(queued, "INCR", "s"),
+			do(queued, "SET", "a", "1"),
+			do(array(notInt, ok), "EXEC"),
+			do(bulk("1"), "GET", "a"),
 		}},
-		{"queueing errors abort", []txStep{
-			{0, step("MULTI"), ok},
-			{0, step("SET", "a", "1"), queued},
-			{0, step("FOO"), "-ERR unknown command 'FOO', with args beginning with: \r\n"},
-			{0, step("SET", "a"), "-ERR wrong number of arguments for 'set' command\r\n"},
-			{0, step("WATCH"), "-ERR wrong number of arguments for 'watch' command\r\n"},
-			{0, step("EXEC"), "-EXECABORT Transaction discarded because of previous errors.\r\n"},
-			{0, step("EXEC"), "-ERR EXEC without MULTI\r\n"},
-			{0, step("GET", "a"), "$-1\r\n"},
+		{"discard", []step{
+			do(ok, "MULTI"),
+			do(queued, "SET", "a", "1"),
+			do(ok, "DISCARD"),
+			do(null, "GET", "a"),
 		}},
-		{"runtime errors stay in place", []txStep{
-			{0, step("MULTI"), ok},
-			{0, step("SET", "a", "x"), queued},
-			{0, step("INCR", "a"), queued},
-			{0, step("GET", "a"), queued},
-			{0, step("EXEC"), "*3\r\n+OK\r\n-ERR value is not an integer or out of range\r\n$1\r\nx\r\n"},
+		{"select inside exec", []step{
+			do(ok, "MULTI"),
+			do(queued, "SELECT", "1"),
+			do(queued, "SET", "a", "1"),
+			do(array(ok, ok), "EXEC"),
+			do(bulk("1"), "GET", "a"), // the SELECT stays
 		}},
-		{"discard drops the queue", []txStep{
-			{0, step("MULTI"), ok},
-			{0, step("SET", "a", "1"), queued},
-			{0, step("DISCARD"), ok},
-			{0, step("GET", "a"), "$-1\r\n"},
-		}},
-		{"watch: modified by another client", []txStep{
-			{0, step("SET", "k", "1"), ok},
-			{0, step("WATCH", "k"), ok},
-			{1, step("SET", "k", "2"), ok},
-			{0, step("MULTI"), ok},
-			{0, step("SET", "k", "3"), queued},
-			{0, step("EXEC"), "*-1\r\n"},
-			{0, step("GET", "k"), "$1\r\n2\r\n"},
-		}},
-		{"watch: modified by the same client", []txStep{
-			{0, step("WATCH", "k"), ok},
-			{0, step("SET", "k", "3"), ok},
-			{0, step("MULTI"), ok},
-			{0, step("GET", "k"), queued},
-			{0, step("EXEC"), "*-1\r\n"},
-		}},
-		{"watch: deleted", []txStep{
-			{0, step("SET", "k", "1"), ok},
-			{0, step("WATCH", "k"), ok},
-			{1, step("DEL", "k"), ":1\r\n"},
-			{0, step("MULTI"), ok},
-			{0, step("EXEC"), "*-1\r\n"},
-		}},
-		{"watch: flushed", []txStep{
-			{0, step("SET", "k", "1"), ok},
-			{0, step("WATCH", "k"), ok},
-			{1, step("FLUSHALL"), ok},
-			{0, step("MULTI"), ok},
-			{0, step("EXEC"), "*-1\r\n"},
-		}},
-		{"watch: written by a script", []txStep{
-			{0, step("WATCH", "k"), ok},
-			{1, step("EVAL", "return redis.call('set', KEYS[1], 'x')", "1", "k"), ok},
-			{0, step("MULTI"), ok},
-			{0, step("EXEC"), "*-1\r\n"},
-		}},
-		{"watch: untouched key", []txStep{
-			{0, step("SET", "k", "1"), ok},
-			{0, step("WATCH", "k"), ok},
-			{1, step("SET", "other", "2"), ok},
-			{0, step("MULTI"), ok},
-			{0, step("INCR", "k"), queued},
-			{0, step("EXEC"), "*1\r\n:2\r\n"},
-		}},
-		{"exec unwatches", []txStep{
-			{0, step("WATCH", "k"), ok},
-			{0, step("MULTI"), ok},
-			{0, step("EXEC"), "*0\r\n"},
-			{1, step("SET", "k", "2"), ok},
-			{0, step("MULTI"), ok},
-			{0, step("EXEC"), "*0\r\n"},
-		}},
-		{"discard unwatches", []txStep{
-			{0, step("WATCH", "k"), ok},
-			{0, step("MULTI"), ok},
-			{0, step("DISCARD"), ok},
-			{1, step("SET", "k", "2"), ok},
-			{0, step("MULTI"), ok},
-			{0, step("EXEC"), "*0\r\n"},
-		}},
-		{"unwatch", []txStep{
-			{0, step("WATCH", "k"), ok},
-			{0, step("UNWATCH"), ok},
-			{1, step("SET", "k", "2"), ok},
-			{0, step("MULTI"), ok},
-			{0, step("EXEC"), "*0\r\n"},
-			{0, step("UNWATCH", "x"), "-ERR wrong number of arguments for 'unwatch' command\r\n"},
-		}},
-		{"scripts run inside exec", []txStep{
-			{0, step("MULTI"), ok},
-			{0, step("EVAL", "return redis.call('incr', KEYS[1])", "1", "n"), queued},
-			{0, step("SCRIPT", "LOAD", "return 1"), queued},
-			{0, step("EXEC"), "*2\r\n:1\r\n$40\r\ne0e1f9fabfc9d4800c877a703b823ac0578ff8db\r\n"},
-		}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { runTxSteps(t, addr, tt.steps) })
-	}
-}
-
-// TestWatchExpiry: a watched key that expires before EXEC fails the transaction,
-// even when nobody read it.
-func TestWatchExpiry(t *testing.T) {
-	clock := &manualClock{now: time.Unix(1_700_000_000, 0)}
-	_, addr := serveMyRedis(t, myredis.Config{}, myredis.WithClock(clock))
-	c := dialRESP(t, addr)
-	require.Equal(t, "+OK\r\n", c.do("SET", "k", "v", "PX", "100"))
-	require.Equal(t, "+OK\r\n", c.do("WATCH", "k"))
-	clock.advance(200 * time.Millisecond)
-	c.do("MULTI")
-	c.do("SET", "other", "1")
-	assert.Equal(t, "*-1\r\n", c.do("EXEC"))
-	assert.Equal(t, "$-1\r\n", c.do("GET", "other"))
-}
-
-type manualClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *manualClock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
-func TestGoRedisTxPipelined(t *testing.T) {
-	_, addr := serveMyRedis(t, myredis.Config{})
-	ctx := context.Background()
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
-	defer rdb.Close()
-
-	var incr *redis.IntCmd
-	var get *redis.StringCmd
-	cmds, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		incr = p.Incr(ctx, "n")
-		p.Set(ctx, "s", "v", 0)
-		get = p.Get(ctx, "s")
-		return nil
 	})
-	require.NoError(t, err)
-	assert.Len(t, cmds, 3)
-	assert.Equal(t, int64(1), incr.Val())
-	assert.Equal(t, "v", get.Val())
+}
 
-	// a runtime error inside EXEC is reported on its command; the others ran
-	_, err = rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Incr(ctx, "s")
-		incr = p.Incr(ctx, "n")
-		return nil
+func TestWatch(t *testing.T) {
+	c, clk, addr := start(t)
+	other := redistest.Dial(t, addr)
+
+	// A write by another client fails the EXEC.
+	mustDo(t, c, ok, "SET", "k", "1")
+	mustDo(t, c, ok, "WATCH", "k")
+	mustDo(t, other, ok, "SET", "k", "2")
+	mustDo(t, c, ok, "MULTI")
+	mustDo(t, c, queued, "SET", "k", "3")
+	mustDo(t, c, nullArr, "EXEC")
+	mustDo(t, c, bulk("2"), "GET", "k")
+
+	// Untouched: EXEC runs; the WATCH ended with it.
+	mustDo(t, c, ok, "WATCH", "k")
+	mustDo(t, c, ok, "MULTI")
+	mustDo(t, c, queued, "SET", "k", "3")
+	mustDo(t, c, array(ok), "EXEC")
+	mustDo(t, other, ok, "SET", "k", "4")
+	mustDo(t, c, ok, "MULTI")
+	mustDo(t, c, queued, "GET", "k")
+	mustDo(t, c, array(bulk("4")), "EXEC")
+
+	// UNWATCH forgets; a missing key created meanwhile counts as a change; a
+	// DEL of a key that does not exist does not.
+	mustDo(t, c, ok, "WATCH", "k")
+	mustDo(t, other, ok, "SET", "k", "5")
+	mustDo(t, c, ok, "UNWATCH")
+	mustDo(t, c, ok, "MULTI")
+	mustDo(t, c, array(), "EXEC")
+	mustDo(t, c, ok, "WATCH", "new")
+	mustDo(t, other, ok, "SET", "new", "x")
+	mustDo(t, c, ok, "MULTI")
+	mustDo(t, c, nullArr, "EXEC")
+	mustDo(t, c, ok, "WATCH", "ghost")
+	mustDo(t, other, num(0), "DEL", "ghost")
+	mustDo(t, c, ok, "MULTI")
+	mustDo(t, c, array(), "EXEC")
+
+	// A watched key that expires fails the EXEC, with no other client involved.
+	mustDo(t, c, ok, "SET", "t", "v", "PX", "500")
+	mustDo(t, c, ok, "WATCH", "t")
+	clk.Advance(time.Second)
+	mustDo(t, c, ok, "MULTI")
+	mustDo(t, c, queued, "GET", "t")
+	mustDo(t, c, nullArr, "EXEC")
+
+	// FLUSHALL touches every watched key; a queueing error drops the WATCH too.
+	mustDo(t, c, ok, "SET", "f", "1")
+	mustDo(t, c, ok, "WATCH", "f")
+	mustDo(t, other, ok, "FLUSHALL")
+	mustDo(t, c, ok, "MULTI")
+	mustDo(t, c, nullArr, "EXEC")
+	mustDo(t, c, ok, "WATCH", "g")
+	mustDo(t, c, ok, "MULTI")
+	mustDo(t, c, arity("get"), "GET")
+	mustDo(t, c, errRe("EXECABORT Transaction discarded because of previous errors."), "EXEC")
+	mustDo(t, other, ok, "SET", "g", "1")
+	mustDo(t, c, ok, "MULTI")
+	mustDo(t, c, array(), "EXEC")
+}
+
+// TestExecIsAtomic: while EXEC runs, no other client's command interleaves.
+func TestExecIsAtomic(t *testing.T) {
+	c, _, addr := start(t)
+	other := redistest.Dial(t, addr)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 300; i++ {
+			if r := other.Do("INCRBY", "n", "1000"); r[0] != ':' {
+				t.Errorf("INCRBY: %q", r)
+				return
+			}
+		}
+	}()
+	for round := 0; round < 100; round++ {
+		mustDo(t, c, ok, "MULTI")
+		for i := 0; i < 5; i++ {
+			mustDo(t, c, queued, "INCR", "n")
+		}
+		reply := c.Do("EXEC")
+		// five INCRs in a row: the five values are consecutive
+		var vals []int64
+		rest := reply[len("*5\r\n"):]
+		for len(rest) > 0 {
+			var v int64
+			n := 0
+			for rest[1+n] != '\r' {
+				v = v*10 + int64(rest[1+n]-'0')
+				n++
+			}
+			vals = append(vals, v)
+			rest = rest[n+3:]
+		}
+		for i := 1; i < len(vals); i++ {
+			if vals[i] != vals[0]+int64(i) {
+				t.Fatalf("EXEC interleaved with another client: %v", vals)
+			}
+		}
+	}
+	<-done
+}
+
+// TestTransactionsAndScripts: refusals that leave the transaction open, scripts
+// queued in MULTI, and a script's write breaking a WATCH.
+func TestTransactionsAndScripts(t *testing.T) {
+	runGroup(t, []groupCase{
+		{"refused MULTI and WATCH do not abort", []step{
+			do(ok, "MULTI"),
+			do(errRe("ERR MULTI calls can not be nested"), "MULTI"),
+			do(errRe("ERR WATCH inside MULTI is not allowed"), "WATCH", "k"),
+			do(queued, "SET", "a", "1"),
+			do(array(ok), "EXEC"),
+		}},
+		{"scripts inside EXEC", []step{
+			do(ok, "MULTI"),
+			do(queued, "EVAL", "return redis.call('incr', KEYS[1])", "1", "n"),
+			do(queued, "EVAL", "return redis.call('nosuch')", "0"),
+			do(queued, "SCRIPT", "LOAD", "return 1"),
+			do(array(num(1),
+				scriptError("return redis.call('nosuch')", "ERR Unknown Redis command called from script", 1),
+				bulk("e0e1f9fabfc9d4800c877a703b823ac0578ff8db")), "EXEC"),
+		}},
 	})
-	assert.EqualError(t, err, "ERR value is not an integer or out of range")
-	assert.Equal(t, int64(2), incr.Val())
+	c, _, addr := start(t)
+	other := redistest.Dial(t, addr)
+	mustDo(t, c, ok, "WATCH", "k")
+	mustDo(t, other, ok, "EVAL", "return redis.call('set', KEYS[1], 'x')", "1", "k")
+	mustDo(t, c, ok, "MULTI")
+	mustDo(t, c, nullArr, "EXEC")
+	mustDo(t, c, ok, "WATCH", "k")
+	mustDo(t, other, bulk("x"), "EVAL", "return redis.call('get', KEYS[1])", "1", "k")
+	mustDo(t, c, ok, "MULTI")
+	mustDo(t, c, array(), "EXEC")
 }
 
 // TestGoRedisWatchIncrementers: 20 clients increment one counter with
 // WATCH/GET/MULTI/SET/EXEC and retry when EXEC fails; no increment is lost.
 func TestGoRedisWatchIncrementers(t *testing.T) {
-	_, addr := serveMyRedis(t, myredis.Config{})
+	addr := redistest.StartMyRedis(t)
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 20})
 	defer rdb.Close()
@@ -286,4 +265,22 @@ func TestGoRedisWatchIncrementers(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, clients*each, n)
 	t.Logf("%d increments, %d EXECs failed and were retried", clients*each, totalRetries)
+}
+
+// TestGoRedisTxPipelinedErrors: a runtime error inside EXEC is reported on its
+// command; the other commands ran.
+func TestGoRedisTxPipelinedErrors(t *testing.T) {
+	addr := redistest.StartMyRedis(t)
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	require.NoError(t, rdb.Set(ctx, "s", "text", 0).Err())
+	var incr *redis.IntCmd
+	_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Incr(ctx, "s")
+		incr = p.Incr(ctx, "n")
+		return nil
+	})
+	assert.EqualError(t, err, "ERR value is not an integer or out of range")
+	assert.Equal(t, int64(1), incr.Val())
 }

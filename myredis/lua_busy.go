@@ -24,7 +24,7 @@ import (
 // scriptGuard is the script state shared between the executor and connection
 // goroutines.
 type scriptGuard struct {
-	limitMs atomic.Int64                  // lua-time-limit; <= 0: never busy
+	limitMs *atomic.Int64                 // lua-time-limit (the server's live setting)
 	startNs atomic.Int64                  // when the running script started (real time); 0: none
 	busy    atomic.Bool                   // the running script has passed the limit
 	signal  atomic.Pointer[chan struct{}] // closed when busy is set, then replaced
@@ -38,8 +38,8 @@ type scriptGuard struct {
 	watching bool            // the watchdog runs (executor only)
 }
 
-func (g *scriptGuard) init(limitMs int64, quit <-chan struct{}) {
-	g.limitMs.Store(limitMs)
+func (g *scriptGuard) init(limitMs *atomic.Int64, quit <-chan struct{}) {
+	g.limitMs = limitMs
 	g.quit = quit
 	ch := make(chan struct{})
 	g.signal.Store(&ch)
