@@ -11,7 +11,9 @@ func commandsScripting() []*command {
 		{name: "evalsha", arity: -3, flags: flagNoScript, fn: evalCmd(true, false)},
 		{name: "eval_ro", arity: -3, flags: flagNoScript | flagReadonly, fn: evalCmd(false, true)},
 		{name: "evalsha_ro", arity: -3, flags: flagNoScript | flagReadonly, fn: evalCmd(true, true)},
-		{name: "script", arity: -2, flags: flagNoScript, fn: cmdScript},
+		{name: "script", arity: -2, flags: flagNoScript, fn: cmdScript, subs: subcommands(map[string]int{
+			"load": 3, "exists": -3, "flush": -2, "kill": 2, "debug": 3, "help": 2,
+		})},
 	}
 }
 
@@ -71,21 +73,22 @@ func (e *luaEngine) load(x *Ctx, body []byte) *luaScript {
 }
 
 func cmdScript(x *Ctx) {
-	sub := strings.ToLower(x.arg(1))
-	n := x.nargs()
-	switch {
-	case sub == "load" && n == 3:
+	if !x.resolveSubcommand() {
+		return
+	}
+	switch strings.ToLower(x.arg(1)) {
+	case "load":
 		if sc := x.s.luaEngine().load(x, x.args[2]); sc != nil {
 			x.w.BulkString(sc.sha)
 		}
-	case sub == "exists" && n >= 3:
-		x.w.Array(n - 2)
+	case "exists":
+		x.w.Array(x.nargs() - 2)
 		for _, sha := range x.args[2:] {
 			found := x.s.lua != nil && x.s.lua.scripts[strings.ToLower(string(sha))] != nil
 			x.w.Bool(found)
 		}
-	case sub == "flush":
-		if n > 3 || (n == 3 && !x.argIs(2, "sync") && !x.argIs(2, "async")) {
+	case "flush":
+		if x.nargs() > 3 || (x.nargs() == 3 && !x.argIs(2, "sync") && !x.argIs(2, "async")) {
 			x.err(msgScriptFlushOption)
 			return
 		}
@@ -94,7 +97,7 @@ func cmdScript(x *Ctx) {
 			x.s.lua = nil
 		}
 		x.ok()
-	case sub == "kill" && n == 2:
+	case "kill":
 		// Run here, on the executor, no script is running: while one runs, a
 		// connection goroutine answers SCRIPT KILL itself (see answerBusy).
 		if msg := x.s.scriptGuard.kill(); msg != "" {
@@ -102,7 +105,7 @@ func cmdScript(x *Ctx) {
 			return
 		}
 		x.ok()
-	case sub == "debug" && n == 3:
+	case "debug":
 		switch {
 		case x.argIs(2, "no"):
 			x.ok()
@@ -111,15 +114,11 @@ func cmdScript(x *Ctx) {
 		default:
 			x.err(msgScriptDebugOption)
 		}
-	case sub == "help" && n == 2:
+	case "help":
 		x.w.Array(len(scriptHelp))
 		for _, line := range scriptHelp {
 			x.w.Simple(line)
 		}
-	case sub == "load" || sub == "exists" || sub == "kill" || sub == "debug" || sub == "help":
-		x.err(errArity("script|" + sub))
-	default:
-		x.w.Errorf(msgUnknownSubcommand, x.arg(1), "SCRIPT")
 	}
 }
 
@@ -157,12 +156,20 @@ func (s *Server) answerBusy(c *Client) []byte {
 			continue
 		}
 		ct := s.table.lookup(args[0])
+		var sub *command
+		if ct != nil && ct.subs != nil && len(args) >= 2 {
+			sub = ct.subcommand(args[1])
+		}
 		switch {
 		case ct == nil:
 			c.out.Error(errUnknownCommand(args))
+		case ct.subs != nil && len(args) >= 2 && sub == nil:
+			c.out.Error(errUnknownSubcommand(args))
+		case sub != nil && !sub.arityOK(len(args)):
+			c.out.Error(errArity(sub.name))
 		case !ct.arityOK(len(args)):
 			c.out.Error(errArity(ct.name))
-		case ct.name == "script" && len(args) == 2 && eqFold(args[1], "kill"):
+		case sub != nil && sub.name == "script|kill":
 			if msg := s.scriptGuard.kill(); msg != "" {
 				c.out.Error(msg)
 			} else {

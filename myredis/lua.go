@@ -690,6 +690,9 @@ func luaCommandArgs(L *lua.LState, dst [][]byte) ([][]byte, string) {
 // reply, or the error text when the script may not run it at all.
 func (s *Server) scriptCall(e *luaEngine, args [][]byte) ([]byte, string) {
 	cmd := s.table.lookup(args[0])
+	if cmd != nil && cmd.subs != nil && len(args) >= 2 {
+		cmd = cmd.subcommand(args[1]) // as call resolves it; nil when unknown
+	}
 	switch {
 	case cmd == nil:
 		return nil, msgLuaUnknownCmd
