@@ -153,6 +153,10 @@ func (s *Server) configParams() map[string]func() string {
 		"save":               func() string { return "" },
 		"maxmemory":          func() string { return "0" },
 		"timeout":            func() string { return "0" },
+
+		// the AOF's automatic rewrite
+		"auto-aof-rewrite-percentage": func() string { return strconv.Itoa(max(c.AutoAOFRewritePercentage, 0)) },
+		"auto-aof-rewrite-min-size":   func() string { return strconv.FormatInt(c.AutoAOFRewriteMinSize, 10) },
 	}
 }
 
@@ -160,6 +164,7 @@ func (s *Server) configParams() map[string]func() string {
 var runtimeSettable = map[string]bool{
 	"requirepass": true, "maxclients": true, "hz": true, "loglevel": true,
 	"appendfsync": true, "save": true, "proto-max-bulk-len": true, "maxmemory": true, "timeout": true,
+	"auto-aof-rewrite-percentage": true, "auto-aof-rewrite-min-size": true,
 }
 
 func cmdConfig(x *Ctx) {

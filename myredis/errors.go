@@ -42,4 +42,8 @@ const (
 	msgExecAbort       = "EXECABORT Transaction discarded because of previous errors."
 	msgConfigGetArity  = "ERR wrong number of arguments for 'config|get' command"
 	msgConfigSetUnknow = "ERR Unknown option or number of arguments for CONFIG SET - '%s'"
+
+	// Persistence.
+	msgRewriteRunning = "ERR Background append only file rewriting already in progress"
+	msgNoAOF          = "ERR appendonly is no: MyRedis persists only through the append-only file (start it with --appendonly yes)"
 )
