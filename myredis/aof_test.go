@@ -1,0 +1,523 @@
+package myredis
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// In-process AOF tests: the server runs in the test binary and is closed and opened
+// again on the same directory. The crash tests (SIGKILL) are in aof_crash_test.go.
+
+// aofClock is a settable clock for the expiry tests.
+type aofClock struct{ ms atomic.Int64 }
+
+func (c *aofClock) Now() time.Time { return time.UnixMilli(c.ms.Load()) }
+func (c *aofClock) add(d time.Duration) {
+	c.ms.Add(d.Milliseconds())
+}
+
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// openAOFServer opens a server with appendonly yes on dir and serves it on a free
+// loopback port.
+func openAOFServer(t testing.TB, dir string, mod func(*Config), opts ...Option) (*Server, string) {
+	t.Helper()
+	s, err := tryOpenAOF(dir, mod, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(ln)
+	return s, ln.Addr().String()
+}
+
+func tryOpenAOF(dir string, mod func(*Config), opts ...Option) (*Server, error) {
+	cfg := DefaultConfig()
+	cfg.AppendOnly = true
+	cfg.Dir = dir
+	cfg.AppendFsync = "always"
+	if mod != nil {
+		mod(&cfg)
+	}
+	return Open(cfg, append([]Option{WithLogger(quietLogger())}, opts...)...)
+}
+
+// dump lists every live key of every database as "db key value pexpiretime".
+func dump(s *Server) []string {
+	var out []string
+	s.submit(func() {
+		now := s.nowMs()
+		for _, db := range s.dbs {
+			for key, e := range db.dict {
+				if db.isExpired(key, now) {
+					continue
+				}
+				out = append(out, fmt.Sprintf("%d %s %q %d", db.id, key, e.val, db.expires[key]))
+			}
+		}
+	})
+	sort.Strings(out)
+	return out
+}
+
+func aofPath(dir string) string { return filepath.Join(dir, "appendonly.aof") }
+
+func TestAOFReplayRestoresEveryDatabaseAndDeadline(t *testing.T) {
+	dir := t.TempDir()
+	s, addr := openAOFServer(t, dir, nil)
+	c := mustDialAOF(t, addr)
+	c.must(t, "SET", "plain", "v")
+	c.must(t, "SET", "ttl", "v", "EX", 1000)
+	c.must(t, "SET", "n", "10")
+	c.must(t, "INCRBY", "n", 5)
+	c.must(t, "INCRBYFLOAT", "n", "0.5")
+	c.must(t, "APPEND", "plain", "+more")
+	c.must(t, "SET", "gone", "x")
+	c.must(t, "DEL", "gone")
+	c.must(t, "SET", "p", "x", "EX", 100)
+	c.must(t, "PERSIST", "p")
+	c.must(t, "SET", "e", "x")
+	c.must(t, "PEXPIRE", "e", 50000)
+	c.must(t, "SELECT", 3)
+	c.must(t, "SET", "in3", "three")
+	c.must(t, "MULTI")
+	c.must(t, "SET", "tx", "1")
+	c.must(t, "SELECT", 5)
+	c.must(t, "SET", "tx5", "5")
+	c.must(t, "EXEC")
+	c.must(t, "SELECT", 0)
+	c.must(t, "RENAME", "e", "e2")
+	c.must(t, "GETEX", "ttl", "PX", 900000)
+	want := dump(s)
+	s.Close()
+
+	s2, _ := openAOFServer(t, dir, nil)
+	defer s2.Close()
+	got := dump(s2)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("after replay:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestAOFLogsAbsoluteDeadlinesSelectAndTransactions(t *testing.T) {
+	dir := t.TempDir()
+	clock := &aofClock{}
+	clock.ms.Store(1_700_000_000_000)
+	s, addr := openAOFServer(t, dir, nil, WithClock(clock))
+	c := mustDialAOF(t, addr)
+	c.must(t, "SET", "a", "1", "EX", 10)
+	c.must(t, "EXPIRE", "a", 20)
+	c.must(t, "GET", "a") // reads are not logged
+	c.must(t, "SET", "nx", "1", "NX")
+	c.must(t, "SET", "nx", "2", "NX") // did nothing: not logged
+	c.must(t, "SELECT", 2)
+	c.must(t, "MULTI")
+	c.must(t, "INCR", "k")
+	c.must(t, "INCR", "k")
+	c.must(t, "EXEC")
+	c.must(t, "MULTI")
+	c.must(t, "GET", "k")
+	c.must(t, "EXEC") // read-only transaction: nothing logged
+	s.Close()
+
+	var want []byte
+	for _, cmd := range [][]string{
+		{"SELECT", "0"},
+		{"SET", "a", "1", "PXAT", "1700000010000"},
+		{"PEXPIREAT", "a", "1700000020000"},
+		{"SET", "nx", "1"},
+		{"SELECT", "2"},
+		{"MULTI"},
+		{"INCR", "k"},
+		{"INCR", "k"},
+		{"EXEC"},
+	} {
+		want = appendCommand(want, bargs(cmd...))
+	}
+	got, _ := os.ReadFile(aofPath(dir))
+	if !bytes.Equal(got, want) {
+		t.Fatalf("file:\n%q\nwant:\n%q", got, want)
+	}
+}
+
+// writeAOF writes commands as an AOF file and returns the offset where each starts.
+func writeAOF(t testing.TB, dir string, cmds ...[]string) []int {
+	t.Helper()
+	var b []byte
+	var offs []int
+	for _, c := range cmds {
+		offs = append(offs, len(b))
+		b = appendCommand(b, bargs(c...))
+	}
+	if err := os.WriteFile(aofPath(dir), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return offs
+}
+
+func TestAOFTornTailAtEveryOffsetIsCutAndEarlierCommandsLoad(t *testing.T) {
+	cmds := [][]string{
+		{"SELECT", "0"},
+		{"SET", "a", "1"},
+		{"SET", "b", "2", "PXAT", "99999999999999"},
+		{"SET", "last", "value-of-the-last-command"},
+	}
+	full := appendCommand(nil, nil)[:0]
+	var lastAt int
+	for i, c := range cmds {
+		if i == len(cmds)-1 {
+			lastAt = len(full)
+		}
+		full = appendCommand(full, bargs(c...))
+	}
+	for cut := lastAt; cut < len(full); cut++ {
+		dir := t.TempDir()
+		os.WriteFile(aofPath(dir), full[:cut], 0o644)
+		s, err := tryOpenAOF(dir, nil)
+		if err != nil {
+			t.Fatalf("cut at %d: %v", cut, err)
+		}
+		got := s.Do("MGET", "a", "b", "last")
+		s.Do("SET", "after", "restart") // appended after the cut, must be readable
+		s.Close()
+		if string(got) != "*3\r\n$1\r\n1\r\n$1\r\n2\r\n$-1\r\n" {
+			t.Fatalf("cut at %d: MGET = %q", cut, got)
+		}
+		s, err = tryOpenAOF(dir, nil)
+		if err != nil {
+			t.Fatalf("cut at %d, second start: %v", cut, err)
+		}
+		if got := s.Do("GET", "after"); string(got) != "$7\r\nrestart\r\n" {
+			t.Fatalf("cut at %d: the write after the cut was not replayed: %q", cut, got)
+		}
+		s.Close()
+	}
+}
+
+func TestAOFUnfinishedTransactionIsCutWhole(t *testing.T) {
+	dir := t.TempDir()
+	offs := writeAOF(t, dir,
+		[]string{"SET", "before", "1"},
+		[]string{"MULTI"},
+		[]string{"SET", "tx1", "1"},
+		[]string{"SET", "tx2", "2"},
+	)
+	s, err := tryOpenAOF(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := s.Do("MGET", "before", "tx1", "tx2")
+	s.Close()
+	if string(got) != "*3\r\n$1\r\n1\r\n$-1\r\n$-1\r\n" {
+		t.Fatalf("MGET = %q: a transaction without EXEC must apply nothing", got)
+	}
+	if st, _ := os.Stat(aofPath(dir)); st.Size() != int64(offs[1]) {
+		t.Fatalf("file is %d bytes, want it cut at MULTI (%d)", st.Size(), offs[1])
+	}
+}
+
+func TestAOFCorruptionStopsStartUpNamingTheOffsetAndKeepsTheFile(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		damage func(b []byte, at int) []byte
+		where  int // the offset named, from the start of the damaged command
+	}{
+		{"bad byte", func(b []byte, at int) []byte { b[at] = '#'; return b }, 0},
+		{"bad length", func(b []byte, at int) []byte { b[at+1] = 'x'; return b }, 1},
+		{"bad bulk end", func(b []byte, at int) []byte { b[at+11] = '!'; return b }, 11},
+		{"unknown command", func(b []byte, at int) []byte {
+			return bytes.Replace(b, []byte("$3\r\nSET\r\n$2\r\nk2"), []byte("$3\r\nSEX\r\n$2\r\nk2"), 1)
+		}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			offs := writeAOF(t, dir,
+				[]string{"SET", "k1", "1"},
+				[]string{"SET", "k2", "2"},
+				[]string{"SET", "k3", "3"},
+			)
+			b, _ := os.ReadFile(aofPath(dir))
+			b = tc.damage(b, offs[1])
+			os.WriteFile(aofPath(dir), b, 0o644)
+			_, err := tryOpenAOF(dir, nil)
+			if err == nil {
+				t.Fatal("start-up succeeded on a corrupt file")
+			}
+			if at := offs[1] + tc.where; !strings.Contains(err.Error(), fmt.Sprintf("offset %d:", at)) {
+				t.Fatalf("error does not name offset %d: %v", at, err)
+			}
+			after, _ := os.ReadFile(aofPath(dir))
+			if !bytes.Equal(after, b) {
+				t.Fatal("the corrupt file was modified")
+			}
+		})
+	}
+}
+
+func TestAOFExpiredKeysStayExpiredAndDeletedStayDeleted(t *testing.T) {
+	dir := t.TempDir()
+	clock := &aofClock{}
+	clock.ms.Store(1_700_000_000_000)
+	s, addr := openAOFServer(t, dir, nil, WithClock(clock))
+	c := mustDialAOF(t, addr)
+	c.must(t, "SET", "read-after-expiry", "x", "PX", 100)
+	c.must(t, "SET", "never-read", "x", "PX", 100)
+	c.must(t, "SET", "lives", "x", "PX", 100000)
+	c.must(t, "SET", "deleted", "x")
+	c.must(t, "DEL", "deleted")
+	c.must(t, "SET", "getdel", "x")
+	c.must(t, "GETDEL", "getdel")
+	clock.add(time.Second)
+	if v := c.must(t, "GET", "read-after-expiry"); v != nil {
+		t.Fatalf("GET of an expired key = %v", v)
+	}
+	s.Close()
+
+	// Replayed at a time after the deadlines, with nothing but the file to go by.
+	s2, addr2 := openAOFServer(t, dir, nil, WithClock(clock))
+	defer s2.Close()
+	c2 := mustDialAOF(t, addr2)
+	for _, k := range []string{"read-after-expiry", "never-read", "deleted", "getdel"} {
+		if v := c2.must(t, "EXISTS", k); v != int64(0) {
+			t.Errorf("%s exists after replay", k)
+		}
+	}
+	if v := c2.must(t, "PTTL", "lives"); v != int64(99000) {
+		t.Errorf("PTTL lives = %v, want 99000", v)
+	}
+	if v := c2.must(t, "DBSIZE"); v != int64(1) {
+		t.Errorf("DBSIZE = %v, want 1", v)
+	}
+}
+
+// TestWriteCommandsDeclareTheirKeys guards the rewrite: it captures a key's old state
+// from the keys a write command declares (firstKey/lastKey/step), so a write command
+// that changes an undeclared key would break the rewrite's snapshot.
+func TestWriteCommandsDeclareTheirKeys(t *testing.T) {
+	keyless := map[string]bool{"flushdb": true, "flushall": true}
+	for name, cmd := range buildCommandTable() {
+		if cmd.flags&flagWrite != 0 && cmd.firstKey == 0 && !keyless[name] {
+			t.Errorf("write command %s declares no keys", name)
+		}
+	}
+}
+
+func TestAOFGroupCommitSharesFsyncs(t *testing.T) {
+	dir := t.TempDir()
+	s, addr := openAOFServer(t, dir, nil)
+	defer s.Close()
+	const clients, each = 20, 100
+	var wg sync.WaitGroup
+	for g := range clients {
+		c := mustDialAOF(t, addr)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				c.must(t, "SET", fmt.Sprintf("k%d:%d", g, i), i)
+			}
+		}()
+	}
+	wg.Wait()
+	c := mustDialAOF(t, addr)
+	fsyncs, _ := strconv.Atoi(c.infoField(t, "persistence", "aof_fsyncs"))
+	replies, _ := strconv.Atoi(c.infoField(t, "persistence", "aof_group_commit_replies"))
+	t.Logf("%d writes, %d replies held for the disk, %d fsyncs (%.1f writes per fsync)",
+		clients*each, replies, fsyncs, float64(clients*each)/float64(fsyncs))
+	if replies < clients*each {
+		t.Errorf("only %d of %d write replies waited for the writer", replies, clients*each)
+	}
+	if fsyncs*2 > clients*each {
+		t.Errorf("%d fsyncs for %d writes from %d clients: writes are not grouped", fsyncs, clients*each, clients)
+	}
+}
+
+// TestAOFRewriteUnderWritesKeepsEveryWrite checks the copy-on-write snapshot: while
+// the rewrite scans, clients increment counters (replaying an INCR twice would
+// show), overwrite, delete and create keys. After a restart the data equals the
+// data before it, and the file is smaller than before the rewrite.
+func TestAOFRewriteUnderWritesKeepsEveryWrite(t *testing.T) {
+	dir := t.TempDir()
+	s, addr := openAOFServer(t, dir, func(c *Config) { c.AppendFsync = "no" })
+	c := mustDialAOF(t, addr)
+	const keys = 20000
+	for round := range 3 { // each key written three times: the file is ~3x the data
+		for i := 0; i < keys; i += 100 {
+			args := []any{"MSET"}
+			for j := i; j < i+100; j++ {
+				args = append(args, fmt.Sprintf("key:%d", j), fmt.Sprintf("v%d-%d", round, j))
+			}
+			c.must(t, args...)
+		}
+	}
+	for i := range 200 {
+		c.must(t, "SET", fmt.Sprintf("ctr:%d", i), 0, "EX", 3600)
+	}
+	c.must(t, "SELECT", 1)
+	c.must(t, "SET", "db1", "x")
+	c.must(t, "SELECT", 0)
+	before, _ := os.Stat(aofPath(dir))
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wc := mustDialAOF(t, addr)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(g), 1))
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				switch n % 5 {
+				case 0, 1:
+					wc.must(t, "INCR", fmt.Sprintf("ctr:%d", r.IntN(200)))
+				case 2:
+					wc.must(t, "SET", fmt.Sprintf("key:%d", r.IntN(keys)), fmt.Sprintf("w%d", n))
+				case 3:
+					wc.must(t, "DEL", fmt.Sprintf("key:%d", r.IntN(keys)))
+				case 4:
+					wc.must(t, "APPEND", fmt.Sprintf("new:%d:%d", g, r.IntN(1000)), "+")
+				}
+			}
+		}()
+	}
+	time.Sleep(20 * time.Millisecond)
+	if v := c.must(t, "BGREWRITEAOF"); v != "Background append only file rewriting started" {
+		t.Fatalf("BGREWRITEAOF = %v", v)
+	}
+	if _, err := c.do("BGREWRITEAOF"); err == nil || !strings.Contains(err.Error(), "already in progress") {
+		t.Fatalf("second BGREWRITEAOF: %v", err)
+	}
+	c.waitRewrite(t, 1)
+	base, _ := strconv.ParseInt(c.infoField(t, "persistence", "aof_base_size"), 10, 64)
+	time.Sleep(20 * time.Millisecond) // writes after the switch go to the new file
+	close(stop)
+	wg.Wait()
+	want := dump(s)
+	s.Close()
+
+	if base >= before.Size() {
+		t.Errorf("rewritten file is %d bytes, %d before: it did not shrink", base, before.Size())
+	}
+	t.Logf("file %d bytes before the rewrite, %d after", before.Size(), base)
+	s2, _ := openAOFServer(t, dir, nil)
+	defer s2.Close()
+	got := dump(s2)
+	if len(got) != len(want) {
+		t.Fatalf("%d keys after restart, %d before", len(got), len(want))
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("after restart %s, before %s", got[i], want[i])
+		}
+	}
+}
+
+func TestAOFAutomaticRewriteWhenTheFileDoubles(t *testing.T) {
+	dir := t.TempDir()
+	s, addr := openAOFServer(t, dir, func(c *Config) {
+		c.AppendFsync = "no"
+		c.AutoAOFRewriteMinSize = 64 << 10
+	})
+	defer s.Close()
+	c := mustDialAOF(t, addr)
+	for i := 0; c.infoField(t, "persistence", "aof_rewrites") == "0"; i++ {
+		c.must(t, "SET", fmt.Sprintf("k%d", i%100), strings.Repeat("x", 100))
+		if i > 100000 {
+			t.Fatal("no automatic rewrite after 10 MB of writes")
+		}
+	}
+	c.waitRewrite(t, 1)
+	if size, _ := strconv.Atoi(c.infoField(t, "persistence", "aof_base_size")); size > 64<<10 {
+		t.Errorf("aof_base_size = %d after rewriting 100 keys", size)
+	}
+}
+
+func TestSaveAndBgsaveRewriteTheAOF(t *testing.T) {
+	dir := t.TempDir()
+	s, addr := openAOFServer(t, dir, nil)
+	c := mustDialAOF(t, addr)
+	for i := range 10 {
+		c.must(t, "SET", "k", i)
+	}
+	if v := c.must(t, "SAVE"); v != "OK" {
+		t.Fatalf("SAVE = %v", v)
+	}
+	b, _ := os.ReadFile(aofPath(dir))
+	want := appendCommand(appendCommand(nil, bargs("SELECT", "0")), bargs("SET", "k", "9"))
+	if !bytes.Equal(b, want) {
+		t.Fatalf("after SAVE the file is %q, want %q", b, want)
+	}
+	c.must(t, "SET", "k2", "x")
+	if v := c.must(t, "BGSAVE"); v != "Background saving started" {
+		t.Fatalf("BGSAVE = %v", v)
+	}
+	c.waitRewrite(t, 2)
+	c.must(t, "MULTI")
+	c.must(t, "BGREWRITEAOF")
+	if v := c.must(t, "EXEC"); fmt.Sprint(v) != "[Background append only file rewriting scheduled]" {
+		t.Fatalf("BGREWRITEAOF in MULTI = %v", v)
+	}
+	c.waitRewrite(t, 3)
+	s.Close()
+	s2, _ := openAOFServer(t, dir, nil)
+	defer s2.Close()
+	if got := s2.Do("MGET", "k", "k2"); string(got) != "*2\r\n$1\r\n9\r\n$1\r\nx\r\n" {
+		t.Fatalf("MGET after restart = %q", got)
+	}
+
+	plain := New(DefaultConfig(), WithLogger(quietLogger()))
+	defer plain.Close()
+	for _, cmd := range []string{"SAVE", "BGSAVE", "BGREWRITEAOF"} {
+		if got := plain.Do(cmd); !bytes.HasPrefix(got, []byte("-ERR appendonly is no")) {
+			t.Errorf("%s without AOF = %q", cmd, got)
+		}
+	}
+}
+
+func TestAOFInfoPersistence(t *testing.T) {
+	dir := t.TempDir()
+	s, addr := openAOFServer(t, dir, nil)
+	defer s.Close()
+	c := mustDialAOF(t, addr)
+	c.must(t, "SET", "k", "v")
+	for field, want := range map[string]string{
+		"aof_enabled":             "1",
+		"aof_rewrite_in_progress": "0",
+		"aof_last_write_status":   "ok",
+		"aof_current_size":        strconv.Itoa(len(appendCommand(appendCommand(nil, bargs("SELECT", "0")), bargs("SET", "k", "v")))),
+		"aof_base_size":           "0",
+	} {
+		if got := c.infoField(t, "persistence", field); got != want {
+			t.Errorf("%s:%s, want %s", field, got, want)
+		}
+	}
+	if v := c.must(t, "CONFIG", "GET", "appendfsync"); fmt.Sprint(v) != "[appendfsync always]" {
+		t.Errorf("CONFIG GET appendfsync = %v", v)
+	}
+	c.must(t, "CONFIG", "SET", "appendfsync", "everysec")
+	c.must(t, "SET", "k", "v2")
+	if v := c.must(t, "GET", "k"); v != "v2" {
+		t.Errorf("GET after CONFIG SET appendfsync = %v", v)
+	}
+}
