@@ -44,15 +44,43 @@ func mustDialAOF(t testing.TB, addr string) *aofClient {
 // do sends one command and reads its reply: string (simple or bulk), int64, nil,
 // []any, or a respError as the error.
 func (c *aofClient) do(args ...any) (any, error) {
+	c.send(args)
+	if err := c.w.Flush(); err != nil {
+		return nil, err
+	}
+	return c.read()
+}
+
+func (c *aofClient) send(args []any) {
 	c.w.WriteString("*" + strconv.Itoa(len(args)) + "\r\n")
 	for _, a := range args {
 		s := fmt.Sprint(a)
 		c.w.WriteString("$" + strconv.Itoa(len(s)) + "\r\n" + s + "\r\n")
 	}
-	if err := c.w.Flush(); err != nil {
-		return nil, err
+}
+
+// pipeline sends every command, then reads every reply (a respError in place of a
+// value for an error reply).
+func (c *aofClient) pipeline(t testing.TB, cmds [][]any) []any {
+	t.Helper()
+	for _, args := range cmds {
+		c.send(args)
 	}
-	return c.read()
+	if err := c.w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]any, len(cmds))
+	for i := range out {
+		v, err := c.read()
+		if err != nil && !isRespError(err) {
+			t.Fatal(err)
+		}
+		if err != nil {
+			v = err
+		}
+		out[i] = v
+	}
+	return out
 }
 
 func (c *aofClient) read() (any, error) {
