@@ -318,6 +318,26 @@ func TestWriteCommandsDeclareTheirKeys(t *testing.T) {
 	}
 }
 
+// TestAOFAlwaysRepliesOnlyAfterFsync: under always, when a write's reply arrives,
+// every byte written to the file so far is covered by an fsync. (A SIGKILL cannot
+// tell a fsynced write from one in the page cache; this can.)
+func TestAOFAlwaysRepliesOnlyAfterFsync(t *testing.T) {
+	dir := t.TempDir()
+	s, addr := openAOFServer(t, dir, nil)
+	defer s.Close()
+	c := mustDialAOF(t, addr)
+	for i := range 200 {
+		c.must(t, "SET", "k", i)
+		size := int64(0)
+		if st, err := os.Stat(aofPath(dir)); err == nil {
+			size = st.Size()
+		}
+		if synced := s.aof.synced.Load(); synced != size {
+			t.Fatalf("write %d: reply received with %d bytes fsynced of %d in the file", i, synced, size)
+		}
+	}
+}
+
 func TestAOFGroupCommitSharesFsyncs(t *testing.T) {
 	dir := t.TempDir()
 	s, addr := openAOFServer(t, dir, nil)
