@@ -217,8 +217,11 @@ func (a *aof) wrap(begin bool) {
 // until they are written (and fsynced under always). It reports false, and the
 // executor sends the signal at once, when the job wrote nothing and nothing earlier
 // is still in flight. signal is nil for server tasks. Runs on the executor.
+//
+// While the file cannot be written (aof_last_write_status:err) a job that wrote
+// nothing is answered at once, so that INFO and reads keep working; writes wait.
 func (a *aof) hold(signal chan struct{}) bool {
-	if len(a.buf) == 0 && a.completed.Load() == a.handed {
+	if len(a.buf) == 0 && (a.completed.Load() == a.handed || a.writeErr.Load() != nil) {
 		return false
 	}
 	if len(a.buf) == 0 && signal == nil {
@@ -268,8 +271,9 @@ func appendCommand(b []byte, args [][]byte) []byte {
 // then releases the replies that waited for it.
 func (a *aof) writer() {
 	var (
-		out     []byte          // taken from pending, not yet written
-		held    []chan struct{} // signals to send once out is durable
+		buf     []byte          // taken from pending; buf[off:] is not written yet
+		off     int             // (a failed write leaves a tail to retry)
+		held    []chan struct{} // signals to send once buf is durable
 		taken   int64           // bytes taken from pending, total
 		retry   <-chan time.Time
 		backoff = 100 * time.Millisecond
@@ -281,34 +285,36 @@ func (a *aof) writer() {
 		}
 		retry = nil
 		a.mu.Lock()
-		lead := len(out) // left over from a failed round
+		lead := len(buf) - off // left over from a failed round
 		if lead == 0 {
-			out, a.pending = a.pending, out[:0]
+			buf, a.pending, off = a.pending, buf[:0], 0
 		} else {
-			out = append(out, a.pending...)
+			buf = append(buf, a.pending...)
 			a.pending = a.pending[:0]
 		}
-		taken += int64(len(out) - lead)
+		taken += int64(len(buf) - off - lead)
 		held = append(held, a.waiters...)
 		clear(a.waiters)
 		a.waiters = a.waiters[:0]
-		sw, mark := a.sw, lead+a.swMark
+		sw, mark := a.sw, off+lead+a.swMark
 		a.sw = nil
 		stopping := a.stopping
 		a.mu.Unlock()
 
 		if sw != nil {
-			sw.result <- a.switchFile(out[:mark], sw)
-			out = out[mark:]
+			n, err := a.switchFile(buf[off:mark], sw)
+			off += n
+			sw.result <- err
 		}
-		err := a.writeOut(&out)
+		n, err := a.writeOut(buf[off:])
+		off += n
 		if err == nil && a.policy.Load() == fsyncAlways && a.synced.Load() < a.written.Load() {
 			err = a.fsync()
 		}
 		if err != nil {
 			a.failed(err)
 			if stopping {
-				a.s.log.Error("aof: giving up at shutdown; unwritten writes are lost", "bytes", len(out))
+				a.s.log.Error("aof: giving up at shutdown; unwritten writes are lost", "bytes", len(buf)-off)
 				a.file.Load().Close()
 				close(a.stopped)
 				return
@@ -348,16 +354,15 @@ func (a *aof) writer() {
 	}
 }
 
-// writeOut writes *out to the current file, leaving in *out what was not written.
-func (a *aof) writeOut(out *[]byte) error {
-	if len(*out) == 0 {
-		return nil
+// writeOut writes b to the current file and returns how much of it was written.
+func (a *aof) writeOut(b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
 	}
-	n, err := a.file.Load().Write(*out)
+	n, err := a.file.Load().Write(b)
 	a.written.Add(int64(n))
 	a.curSize.Add(int64(n))
-	*out = (*out)[n:]
-	return err
+	return n, err
 }
 
 func (a *aof) fsync() error {
@@ -377,34 +382,35 @@ func (a *aof) failed(err error) {
 	}
 }
 
-// switchFile makes a rewritten file the AOF: what was handed before the switch goes
-// to the old file, the rewrite's last writes to the new one, which is fsynced and
-// renamed over the old. On failure the old file stays and nothing is lost. Runs on
-// the writer.
-func (a *aof) switchFile(before []byte, sw *fileSwitch) error {
-	if err := a.writeOut(&before); err != nil {
-		return a.abandon(sw, fmt.Errorf("writing the old file: %w", err))
+// switchFile makes a rewritten file the AOF: what was handed before the switch
+// (before) goes to the old file, the rewrite's last writes to the new one, which is
+// fsynced and renamed over the old. It returns how much of before was written. On
+// failure the old file stays and nothing is lost. Runs on the writer.
+func (a *aof) switchFile(before []byte, sw *fileSwitch) (int, error) {
+	n, err := a.writeOut(before)
+	if err != nil {
+		return n, a.abandon(sw, fmt.Errorf("writing the old file: %w", err))
 	}
 	if _, err := sw.f.Write(sw.remainder); err != nil {
-		return a.abandon(sw, err)
+		return n, a.abandon(sw, err)
 	}
 	if err := fdatasync(sw.f); err != nil {
-		return a.abandon(sw, err)
+		return n, a.abandon(sw, err)
 	}
 	if err := os.Rename(sw.tmp, a.path); err != nil {
-		return a.abandon(sw, err)
+		return n, a.abandon(sw, err)
 	}
 	syncDir(filepath.Dir(a.path))
-	st, err := sw.f.Stat()
-	if err != nil {
-		return err // renamed already: keep going with the new file
+	var size int64
+	if st, err := sw.f.Stat(); err == nil {
+		size = st.Size()
 	}
 	old := a.file.Swap(sw.f)
 	old.Close()
 	a.synced.Store(a.written.Load()) // everything before is in the new, fsynced file
-	a.curSize.Store(st.Size())
-	a.baseSize.Store(st.Size())
-	return nil
+	a.curSize.Store(size)
+	a.baseSize.Store(size)
+	return n, nil
 }
 
 func (a *aof) abandon(sw *fileSwitch, err error) error {

@@ -541,3 +541,74 @@ func TestAOFInfoPersistence(t *testing.T) {
 		t.Errorf("GET after CONFIG SET appendfsync = %v", v)
 	}
 }
+
+// BenchmarkAOFLoad replays a file of 100k SET commands (a rewritten file's shape).
+func BenchmarkAOFLoad(b *testing.B) {
+	dir := b.TempDir()
+	var file []byte
+	file = appendCommand(file, bargs("SELECT", "0"))
+	const n = 100000
+	for i := range n {
+		file = appendCommand(file, bargs("SET", "key:"+strconv.Itoa(i), "value-"+strconv.Itoa(i), "PXAT", "99999999999999"))
+	}
+	os.WriteFile(aofPath(dir), file, 0o644)
+	b.SetBytes(int64(len(file)))
+	b.ResetTimer()
+	for range b.N {
+		s, err := tryOpenAOF(dir, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		s.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "commands/s")
+}
+
+// TestAOFWriteErrorHoldsWriteRepliesUntilTheFileWorks makes the file unwritable:
+// a write's reply waits (it is not durable), INFO says so, reads still answer, and
+// once writing works again the reply comes and the write is in the file.
+func TestAOFWriteErrorHoldsWriteRepliesUntilTheFileWorks(t *testing.T) {
+	dir := t.TempDir()
+	s, addr := openAOFServer(t, dir, nil)
+	c := mustDialAOF(t, addr)
+	c.must(t, "SET", "before", "1")
+	good := s.aof.file.Load()
+	ro, err := os.Open(aofPath(dir)) // read-only: every write fails
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	s.aof.file.Store(ro)
+
+	replied := make(chan any, 1)
+	w := mustDialAOF(t, addr)
+	go func() { v, _ := w.do("SET", "during", "2"); replied <- v }()
+	select {
+	case v := <-replied:
+		t.Fatalf("SET answered %v while the file could not be written", v)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if st := c.infoField(t, "persistence", "aof_last_write_status"); st != "err" {
+		t.Fatalf("aof_last_write_status:%s while writes fail", st)
+	}
+	s.aof.file.Store(good)
+	select {
+	case v := <-replied:
+		if v != "OK" {
+			t.Fatalf("SET = %v", v)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no reply after the file became writable again")
+	}
+	if st := c.infoField(t, "persistence", "aof_last_write_status"); st != "ok" {
+		t.Fatalf("aof_last_write_status:%s after recovery", st)
+	}
+	s.Close()
+	s2, _ := openAOFServer(t, dir, nil)
+	defer s2.Close()
+	if got := s2.Do("MGET", "before", "during"); string(got) != "*2\r\n$1\r\n1\r\n$1\r\n2\r\n" {
+		t.Fatalf("MGET after restart = %q", got)
+	}
+}
