@@ -62,7 +62,7 @@ func (a *aof) load() (loadStats, error) {
 	c := newClient(a.s, nil)
 	c.authed = true
 	var w Writer
-	r := &respReader{r: bufio.NewReaderSize(f, 1<<20), max: a.s.cfg.ProtoMaxBulkLen}
+	r := &respReader{r: bufio.NewReaderSize(f, 1<<20), max: a.s.cfg.ProtoMaxBulkLen, size: info.Size()}
 	multiAt := int64(-1) // offset of an open MULTI
 	var cut int64 = -1   // where a torn tail starts
 	for {
@@ -72,6 +72,11 @@ func (a *aof) load() (loadStats, error) {
 			break
 		}
 		if errors.Is(err, errTruncated) {
+			if next := nextCommandStart(f, at, info.Size()); next >= 0 {
+				return st, &aofCorrupt{a.path, at, fmt.Sprintf(
+					"the command runs past the end of the file, yet another command starts at offset %d "+
+						"(a damaged length, not a write cut short)", next)}
+			}
 			cut = at
 			break
 		}
@@ -106,12 +111,79 @@ func (a *aof) load() (loadStats, error) {
 	return st, nil
 }
 
+// nextCommandStart looks in f[from:size] for what looks like the start of a later
+// command ("\n*<digits>\r\n$") and returns the offset of its '*', or -1. A crash
+// leaves a prefix of one command at the end of the file; a command after it means a
+// damaged length made the reader overshoot, and cutting there would throw away
+// good commands. (A value that itself holds RESP text can look like a command: then
+// start-up stops, which loses nothing.)
+func nextCommandStart(f *os.File, from, size int64) int64 {
+	r := bufio.NewReaderSize(io.NewSectionReader(f, from, size-from), 1<<16)
+	const (
+		scan   = iota // looking for '\n'
+		nl            // after '\n': want '*'
+		star          // after '*': want a digit
+		digits        // want digits or '\r'
+		cr            // want '\n'
+		crlf          // want '$'
+	)
+	state, start := scan, int64(-1)
+	reset := func(b byte) {
+		if b == '\n' {
+			state = nl
+		} else {
+			state = scan
+		}
+	}
+	for off := from; ; off++ {
+		b, err := r.ReadByte()
+		if err != nil {
+			return -1
+		}
+		switch state {
+		case scan:
+			reset(b)
+		case nl:
+			if b == '*' {
+				state, start = star, off
+			} else {
+				reset(b)
+			}
+		case star, digits:
+			switch {
+			case b >= '0' && b <= '9':
+				state = digits
+			case b == '\r' && state == digits:
+				state = cr
+			default:
+				reset(b)
+			}
+		case cr:
+			if b == '\n' {
+				state = crlf
+			} else {
+				reset(b)
+			}
+		case crlf:
+			switch b {
+			case '$':
+				return start
+			case '*':
+				state, start = star, off
+			default:
+				reset(b)
+			}
+		}
+	}
+}
+
 // respReader reads RESP arrays of bulk strings and counts the offset.
 type respReader struct {
 	r     *bufio.Reader
 	off   int64 // offset of the next unread byte
 	errAt int64 // offset of the last format error
 	max   int64 // largest bulk length accepted
+	size  int64 // the file's size: a bulk string that would end past it is cut short
 }
 
 // command reads one command. It returns io.EOF at a clean end, an error wrapping
@@ -135,6 +207,9 @@ func (rd *respReader) command() ([][]byte, error) {
 		}
 		if size < 0 || size > rd.max {
 			return nil, rd.bad(rd.off, "invalid bulk length")
+		}
+		if rd.off+size+2 > rd.size {
+			return nil, errTruncated // without allocating what a damaged length asks for
 		}
 		arg := make([]byte, size+2)
 		k, err := io.ReadFull(rd.r, arg)

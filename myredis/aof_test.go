@@ -241,6 +241,9 @@ func TestAOFCorruptionStopsStartUpNamingTheOffsetAndKeepsTheFile(t *testing.T) {
 		{"bad byte", func(b []byte, at int) []byte { b[at] = '#'; return b }, 0},
 		{"bad length", func(b []byte, at int) []byte { b[at+1] = 'x'; return b }, 1},
 		{"bad bulk end", func(b []byte, at int) []byte { b[at+11] = '!'; return b }, 11},
+		{"length past the end of the file", func(b []byte, at int) []byte {
+			return bytes.Replace(b, []byte("$2\r\nk2"), []byte("$999\r\nk2"), 1)
+		}, 0},
 		{"unknown command", func(b []byte, at int) []byte {
 			return bytes.Replace(b, []byte("$3\r\nSET\r\n$2\r\nk2"), []byte("$3\r\nSEX\r\n$2\r\nk2"), 1)
 		}, 0},
@@ -611,4 +614,45 @@ func TestAOFWriteErrorHoldsWriteRepliesUntilTheFileWorks(t *testing.T) {
 	if got := s2.Do("MGET", "before", "during"); string(got) != "*2\r\n$1\r\n1\r\n$1\r\n2\r\n" {
 		t.Fatalf("MGET after restart = %q", got)
 	}
+}
+
+// FuzzAOFLoad: whatever the file holds, start-up either refuses it (and leaves it as
+// it was) or loads it; a file that loaded loads again to the same data, with
+// nothing more to cut.
+func FuzzAOFLoad(f *testing.F) {
+	var valid []byte
+	for _, c := range [][]string{{"SELECT", "1"}, {"SET", "a", "1"}, {"MULTI"}, {"INCR", "n"}, {"EXEC"},
+		{"SET", "b", "x", "PXAT", "99999999999999"}, {"DEL", "a"}} {
+		valid = appendCommand(valid, bargs(c...))
+	}
+	f.Add(valid)
+	f.Add(valid[:len(valid)-3])
+	f.Add([]byte("*2\r\n$3\r\nGET\r\n$99\r\nk\r\n*1\r\n$4\r\nPING\r\n"))
+	f.Add([]byte("*1\r\n$5\r\nMULTI\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		os.WriteFile(aofPath(dir), data, 0o644)
+		s, err := tryOpenAOF(dir, nil)
+		if err != nil {
+			if after, _ := os.ReadFile(aofPath(dir)); !bytes.Equal(after, data) {
+				t.Fatalf("refused (%v) but modified the file", err)
+			}
+			return
+		}
+		first := dump(s)
+		s.Close()
+		loaded, _ := os.ReadFile(aofPath(dir))
+		s, err = tryOpenAOF(dir, nil)
+		if err != nil {
+			t.Fatalf("loaded once, then refused: %v", err)
+		}
+		second := dump(s)
+		s.Close()
+		if again, _ := os.ReadFile(aofPath(dir)); !bytes.Equal(again, loaded) {
+			t.Fatalf("the second load cut the file again")
+		}
+		if strings.Join(first, "\n") != strings.Join(second, "\n") {
+			t.Fatalf("two loads differ:\n%v\n%v", first, second)
+		}
+	})
 }
