@@ -382,4 +382,11 @@ func cmdTime(x *Ctx) {
 	x.w.BulkString(itoa(int64(now.Nanosecond() / 1000)))
 }
 
-func cmdLastsave(x *Ctx) { x.w.Int(x.s.started.Unix()) }
+// cmdLastsave answers the time of the last AOF rewrite (or of start-up).
+func cmdLastsave(x *Ctx) {
+	if a := x.s.aof; a != nil {
+		x.w.Int(a.lastSave.Unix())
+		return
+	}
+	x.w.Int(x.s.started.Unix())
+}
