@@ -265,7 +265,11 @@ func (a *aof) rewriteDone(rw *rewrite, err error) {
 	a.rewrites++
 	a.lastRewriteOK = err == nil
 	a.lastRewriteDur = time.Since(a.rewriteStarted)
-	if err != nil {
+	switch {
+	case errors.Is(err, errRewriteAborted):
+		a.s.log.Info("aof rewrite stopped by the shutdown")
+		return
+	case err != nil:
 		a.s.log.Error("aof rewrite failed; the old file stays in use", "err", err)
 		a.nextAuto = time.Now().Add(10 * time.Second)
 		return

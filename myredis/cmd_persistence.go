@@ -63,6 +63,8 @@ func cmdSave(x *Ctx) {
 	switch {
 	case a == nil:
 		x.err(msgNoAOF)
+	case x.inMulti || x.inScript:
+		x.err(msgNotAllowedMulti)
 	case a.rewriting:
 		x.err(msgRewriteRunning)
 	default:
