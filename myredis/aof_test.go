@@ -141,7 +141,7 @@ func TestAOFLogsAbsoluteDeadlinesSelectAndTransactions(t *testing.T) {
 		{"SELECT", "0"},
 		{"SET", "a", "1", "PXAT", "1700000010000"},
 		{"PEXPIREAT", "a", "1700000020000"},
-		{"SET", "nx", "1"},
+		{"SET", "nx", "1", "NX"}, // as sent: it does the same on replay
 		{"SELECT", "2"},
 		{"MULTI"},
 		{"INCR", "k"},

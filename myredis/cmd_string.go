@@ -177,10 +177,9 @@ func (x *Ctx) setString(key string, val []byte, expireAt int64, keepTTL bool) {
 	x.db.set(key, val, keepTTL)
 	x.dirty(1)
 	switch {
-	case expireAt == 0 && keepTTL:
-		x.propagateAs("SET", key, string(val), "KEEPTTL")
 	case expireAt == 0:
-		x.propagateAs("SET", key, string(val))
+		// logged as sent: without a deadline, SET (NX, XX, GET, KEEPTTL), SETNX and
+		// GETSET do the same again on replay
 	case expireAt <= x.nowMs() && !x.s.loading:
 		x.db.delete(key)
 		x.propagateAs("DEL", key)
