@@ -158,7 +158,7 @@ func (c *aofClient) infoField(t testing.TB, section, field string) string {
 // waitRewrite polls INFO until no rewrite is running and at least n have finished.
 func (c *aofClient) waitRewrite(t testing.TB, n int) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		done, _ := strconv.Atoi(c.infoField(t, "persistence", "aof_rewrites"))
 		if c.infoField(t, "persistence", "aof_rewrite_in_progress") == "0" && done >= n {
@@ -169,5 +169,5 @@ func (c *aofClient) waitRewrite(t testing.TB, n int) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatal("rewrite did not finish in 30s")
+	t.Fatal("rewrite did not finish in 60s")
 }

@@ -606,7 +606,7 @@ func TestAOFWriteErrorHoldsWriteRepliesUntilTheFileWorks(t *testing.T) {
 		if v != "OK" {
 			t.Fatalf("SET = %v", v)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(15 * time.Second):
 		t.Fatal("no reply after the file became writable again")
 	}
 	if st := c.infoField(t, "persistence", "aof_last_write_status"); st != "ok" {
