@@ -660,3 +660,27 @@ func FuzzAOFLoad(f *testing.F) {
 		}
 	})
 }
+
+// TestAOFEverysecFsyncsInTheBackground: under everysec a reply does not wait for an
+// fsync, and the syncer covers the write within about a second.
+func TestAOFEverysecFsyncsInTheBackground(t *testing.T) {
+	dir := t.TempDir()
+	s, addr := openAOFServer(t, dir, func(c *Config) { c.AppendFsync = "everysec" })
+	defer s.Close()
+	c := mustDialAOF(t, addr)
+	c.must(t, "SET", "k", "v")
+	written := s.aof.written.Load()
+	if written == 0 {
+		t.Fatal("the reply came before the write reached the file")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for s.aof.synced.Load() < written {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 5 s, %d of %d bytes fsynced", s.aof.synced.Load(), written)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := c.infoField(t, "persistence", "aof_fsyncs"); n == "0" {
+		t.Fatalf("aof_fsyncs:%s", n)
+	}
+}
