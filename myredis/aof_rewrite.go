@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/tidwall/redcon"
 )
 
 // AOF rewrite (BGREWRITEAOF, the automatic rewrite, SAVE, BGSAVE).
@@ -23,7 +25,8 @@ import (
 //     at most rewriteStep keys with the SCAN cursor (db.scan). A job captures a string
 //     by reference (string values are never changed in place: every write stores a
 //     new slice, and APPEND only writes past the end of the old one) and encodes a
-//     sorted set at once. Encoding and file I/O happen on the rewriter.
+//     sorted set, a large one zsetSlice members per job. Encoding strings and all
+//     file I/O happen on the rewriter.
 //   - A key written after t0 would be seen by a later step in its new state, and its
 //     writes replayed again from the buffer on top (INCR twice). So from t0 on, the
 //     executor calls beforeWrite before each write command: the first time a key is
@@ -58,6 +61,7 @@ type rewrite struct {
 	dbIdx   int                // databases below dbIdx have been scanned
 	cursor  uint64             // SCAN cursor in s.dbs[dbIdx]
 	items   []snapItem         // captured, not yet taken by the rewriter
+	slicing []*zsetCapture     // large sorted sets being captured a slice per step
 	err     error              // a value the rewrite cannot write
 	aborted bool
 	dirty   int64 // s.dirty at t0
@@ -109,15 +113,18 @@ func (a *aof) beforeWrite(x *Ctx) {
 			continue
 		}
 		rw.touched[dk] = struct{}{}
-		if x.db.id >= rw.dbIdx { // not scanned yet, or being scanned
-			a.capture(rw, x.db, dk.key)
+		switch {
+		case a.finishSlicing(rw, dk):
+		case x.db.id >= rw.dbIdx: // not scanned yet, or being scanned
+			a.capture(rw, x.db, dk.key, true)
 		}
 	}
 }
 
 // capture appends key's current state to rw.items and returns its cost in scan
-// budget. Runs on the executor.
-func (a *aof) capture(rw *rewrite, db *DB, key string) int {
+// budget. A large sorted set is captured whole only if whole is set (it is about to
+// change); otherwise slice by slice, one per scan step. Runs on the executor.
+func (a *aof) capture(rw *rewrite, db *DB, key string, whole bool) int {
 	e := db.dict[key]
 	if e == nil {
 		return 1
@@ -130,33 +137,102 @@ func (a *aof) capture(rw *rewrite, db *DB, key string) int {
 	switch v := e.val.(type) {
 	case []byte:
 		it.isString, it.str = true, v
-	default:
-		cmds, err := appendValueRewrite(nil, key, v)
-		if err != nil {
-			rw.err = err
+	case *zset:
+		if !whole && v.Len() > zsetSlice {
+			rw.slicing = append(rw.slicing, &zsetCapture{db: db, key: key, z: v, expireAt: at})
 			return 1
 		}
-		it.cmds = cmds
+		it.cmds = appendZSetRewrite(nil, key, v, 0, v.Len())
+	default:
+		rw.err = fmt.Errorf("aof rewrite: no rewrite for a value of type %T (key %q)", v, key)
+		return 1
 	}
 	rw.items = append(rw.items, it)
 	return 1 + len(it.cmds)/4096
 }
 
-// appendValueRewrite encodes the commands that rebuild a value other than a string.
-//
-// SORTED SETS: *ZSet (zset.go) arrives from the sorted-set branch; this is where its
-// ZADD batches are written, zaddBatch members per command, scores formatted so that
-// they parse back to the same float64. Until then a value of an unknown type fails
-// the rewrite (the old file stays): a rewrite never drops a key silently.
-func appendValueRewrite(b []byte, key string, v any) ([]byte, error) {
-	return b, fmt.Errorf("aof rewrite: no rewrite for a value of type %T (key %q)", v, key)
+// Sorted sets are the one value type changed in place, so capturing one means
+// encoding it. A large one (more than zsetSlice members) is encoded zsetSlice members
+// per executor job; until it is done no write has touched it (a write would first
+// finish it: finishSlicing), so its members keep their positions between jobs.
+const zsetSlice = 8192
+
+// zsetCapture is a large sorted set being captured.
+type zsetCapture struct {
+	db       *DB
+	key      string
+	z        *zset // the value at t0, unchanged while it is being captured
+	next     int   // members [0, next) are captured
+	expireAt int64
 }
 
-// scanStep captures up to rewriteStep keys and hands over everything captured since
-// the last step. done reports that every database has been scanned. Runs on the
-// executor.
+// slice captures the next zsetSlice members of the first set being sliced. Runs on
+// the executor.
+func (a *aof) slice(rw *rewrite) {
+	c := rw.slicing[0]
+	end := min(c.next+zsetSlice, c.z.Len())
+	a.captureSlice(rw, c, end)
+	if end == c.z.Len() {
+		rw.slicing = rw.slicing[1:]
+	}
+}
+
+func (a *aof) captureSlice(rw *rewrite, c *zsetCapture, end int) {
+	it := snapItem{db: c.db.id, key: c.key, cmds: appendZSetRewrite(nil, c.key, c.z, c.next, end)}
+	if end == c.z.Len() {
+		it.expireAt = c.expireAt // after the last ZADD
+	}
+	c.next = end
+	rw.items = append(rw.items, it)
+}
+
+// finishSlicing captures the rest of dk's sorted set if it is being sliced, and
+// reports whether it was. Runs on the executor.
+func (a *aof) finishSlicing(rw *rewrite, dk dbKey) bool {
+	found := false
+	rest := rw.slicing[:0]
+	for _, c := range rw.slicing { // (SCAN may have returned the key twice)
+		if c.db == dk.db && c.key == dk.key {
+			a.captureSlice(rw, c, c.z.Len())
+			found = true
+			continue
+		}
+		rest = append(rest, c)
+	}
+	clear(rw.slicing[len(rest):])
+	rw.slicing = rest
+	return found
+}
+
+// appendZSetRewrite encodes the members [from, to) of z as ZADD commands of zaddBatch
+// members each, scores as Redis prints them (%.17g, inf, -inf), which parse back to
+// the same float64.
+func appendZSetRewrite(b []byte, key string, z *zset, from, to int) []byte {
+	var num [32]byte
+	i := from
+	z.Range(from, to, false, func(it zItem) bool {
+		if (i-from)%zaddBatch == 0 {
+			b = redcon.AppendArray(b, 2+2*min(zaddBatch, to-i))
+			b = redcon.AppendBulkString(b, "ZADD")
+			b = redcon.AppendBulkString(b, key)
+		}
+		b = redcon.AppendBulk(b, appendScore(num[:0], it.score))
+		b = redcon.AppendBulkString(b, it.member)
+		i++
+		return true
+	})
+	return b
+}
+
+// scanStep captures up to rewriteStep keys, or one slice of a large sorted set, and
+// hands over everything captured since the last step. done reports that every
+// database has been scanned and every set captured. Runs on the executor.
 func (a *aof) scanStep(rw *rewrite) (items []snapItem, done bool, err error) {
 	budget := rewriteStep
+	if len(rw.slicing) > 0 {
+		a.slice(rw)
+		budget = 0
+	}
 	for budget > 0 && rw.dbIdx < len(a.s.dbs) {
 		db := a.s.dbs[rw.dbIdx]
 		rw.cursor = db.scan(rw.cursor, budget, func(key string) {
@@ -164,14 +240,14 @@ func (a *aof) scanStep(rw *rewrite) (items []snapItem, done bool, err error) {
 				budget--
 				return
 			}
-			budget -= a.capture(rw, db, key)
+			budget -= a.capture(rw, db, key, false)
 		})
 		if rw.cursor == 0 {
 			rw.dbIdx++
 		}
 	}
 	items, rw.items = rw.items, nil
-	return items, rw.dbIdx >= len(a.s.dbs), rw.err
+	return items, rw.dbIdx >= len(a.s.dbs) && len(rw.slicing) == 0, rw.err
 }
 
 var errRewriteAborted = errors.New("aof rewrite aborted: the server is shutting down")
@@ -322,7 +398,7 @@ func (a *aof) saveNow() error {
 	a.selected = -1
 	rw := &rewrite{touched: make(map[dbKey]struct{})}
 	for _, db := range a.s.dbs {
-		db.scan(0, db.Size()+1, func(key string) { a.capture(rw, db, key) })
+		db.scan(0, db.Size()+1, func(key string) { a.capture(rw, db, key, true) })
 	}
 	if rw.err != nil {
 		return rw.err
