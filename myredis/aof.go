@@ -121,6 +121,10 @@ func openAOF(s *Server) error {
 	if !s.cfg.AppendOnly {
 		return nil
 	}
+	if s.cfg.Workers > 1 {
+		// the AOF's order is the executor's order; several workers have none
+		return errors.New("aof: appendonly yes needs --workers 1")
+	}
 	a := &aof{
 		s:        s,
 		path:     filepath.Join(s.cfg.Dir, s.cfg.AppendFilename),
