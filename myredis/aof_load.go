@@ -95,6 +95,10 @@ func (a *aof) load() (loadStats, error) {
 		w.Reset()
 		a.s.call(c, args, &w)
 		st.commands++
+		if eqFold(args[0], "select") && c.multi == nil && len(w.Bytes()) > 0 && w.Bytes()[0] == '-' {
+			return st, fmt.Errorf("aof: %s at offset %d: SELECT %s failed: the file was written with more "+
+				"databases than --databases %d allows", a.path, at, args[1], a.s.cfg.Databases)
+		}
 	}
 	if multiAt >= 0 && (cut < 0 || multiAt < cut) {
 		cut = multiAt // an unfinished transaction counts as torn: none of it applies

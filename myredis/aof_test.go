@@ -823,3 +823,14 @@ func (s *Server) rewriteTestClient() *Client {
 	c.authed = true
 	return c
 }
+
+func TestAOFSelectBeyondDatabasesStopsStartUp(t *testing.T) {
+	dir := t.TempDir()
+	writeAOF(t, dir, []string{"SELECT", "20"}, []string{"SET", "k", "v"})
+	if _, err := tryOpenAOF(dir, nil); err == nil || !strings.Contains(err.Error(), "more databases") {
+		t.Fatalf("start-up with SELECT 20 and 16 databases: %v", err)
+	}
+	if _, err := tryOpenAOF(dir, func(c *Config) { c.Databases = 32 }); err != nil {
+		t.Fatalf("with --databases 32: %v", err)
+	}
+}
