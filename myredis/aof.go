@@ -67,14 +67,15 @@ type aof struct {
 	policy atomic.Int32
 
 	// executor-owned
-	buf       []byte   // encoded writes of the running job, not yet handed to the writer
-	selected  int      // database of the last command in the stream; -1: write SELECT next
-	wrapDepth int      // inside EXEC or a script
-	wrapOpen  bool     // MULTI written for the current wrap
-	handed    int64    // bytes handed to the writer so far
-	rw        *rewrite // the running rewrite's executor side, nil when none
-	rewriting bool     // a rewrite runs (until its file switch is done)
-	scheduled bool     // BGREWRITEAOF asked for inside MULTI or a script: start at the next tick
+	buf       []byte          // encoded writes not yet handed to the writer
+	parked    []chan struct{} // signals of finished jobs, not yet handed to the writer
+	selected  int             // database of the last command in the stream; -1: write SELECT next
+	wrapDepth int             // inside EXEC or a script
+	wrapOpen  bool            // MULTI written for the current wrap
+	handed    int64           // bytes handed to the writer so far
+	rw        *rewrite        // the running rewrite's executor side, nil when none
+	rewriting bool            // a rewrite runs (until its file switch is done)
+	scheduled bool            // BGREWRITEAOF asked for inside MULTI or a script: start at the next tick
 	closed    bool
 	nextAuto  time.Time // no automatic rewrite before (after a failed one)
 
@@ -217,36 +218,59 @@ func (a *aof) wrap(begin bool) {
 	}
 }
 
-// hold hands the job's encoded writes to the writer and keeps the job's signal
-// until they are written (and fsynced under always). It reports false, and the
-// executor sends the signal at once, when the job wrote nothing and nothing earlier
-// is still in flight. signal is nil for server tasks. Runs on the executor.
+// hold keeps the job's signal until the job's writes are written (and fsynced under
+// always), and reports false, so that the executor sends the signal at once, when
+// the job wrote nothing and nothing earlier is still on its way. signal is nil for
+// server tasks. Runs on the executor.
+//
+// Like Redis's event loop, which writes the AOF once per round of ready clients,
+// the executor hands over only when no job is waiting in the channel (or a lot has
+// gathered): the jobs that arrived together share one write(2), and under always
+// one fsync, even when the disk is fast enough to keep up with each job alone.
 //
 // While the file cannot be written (aof_last_write_status:err) a job that wrote
 // nothing is answered at once, so that INFO and reads keep working; writes wait.
 func (a *aof) hold(signal chan struct{}) bool {
-	if len(a.buf) == 0 && (a.completed.Load() == a.handed || a.writeErr.Load() != nil) {
+	if len(a.buf) == 0 && len(a.parked) == 0 &&
+		(a.completed.Load() == a.handed || a.writeErr.Load() != nil) {
 		return false
 	}
-	if len(a.buf) == 0 && signal == nil {
-		return true
+	if signal != nil {
+		a.parked = append(a.parked, signal)
+	}
+	if len(a.s.jobs) == 0 || len(a.buf) >= flushBytes || len(a.parked) >= flushReplies {
+		a.flush()
+	}
+	return true
+}
+
+// Bounds on what the executor gathers before handing it to the writer.
+const (
+	flushBytes   = 1 << 20
+	flushReplies = 256
+)
+
+// flush hands the gathered writes and held signals to the writer. Runs on the
+// executor.
+func (a *aof) flush() {
+	if len(a.buf) == 0 && len(a.parked) == 0 {
+		return
 	}
 	a.mu.Lock()
 	a.pending = append(a.pending, a.buf...)
-	if signal != nil {
-		a.waiters = append(a.waiters, signal)
-	}
+	a.waiters = append(a.waiters, a.parked...)
 	a.mu.Unlock()
 	if a.rw != nil {
 		a.rw.buf = append(a.rw.buf, a.buf...)
 	}
 	a.handed += int64(len(a.buf))
 	a.buf = a.buf[:0]
+	clear(a.parked)
+	a.parked = a.parked[:0]
 	select {
 	case a.wake <- struct{}{}:
 	default:
 	}
-	return true
 }
 
 // configChanged applies CONFIG SET appendfsync. Runs on the executor.
@@ -478,7 +502,7 @@ func (a *aof) cron() {
 func (a *aof) close() {
 	a.s.submit(func() {
 		a.closed = true
-		a.hold(nil)
+		a.flush()
 		a.abortRewrite()
 		a.s.holdReply = nil // nothing is written from here on
 	})

@@ -82,7 +82,7 @@ func (a *aof) startRewrite() error {
 	if a.rewriting {
 		return errRewriteRunning
 	}
-	a.hold(nil) // this job's earlier writes belong to the old data, not to the buffer
+	a.flush() // the writes so far belong to the old data, not to the buffer
 	rw := &rewrite{touched: make(map[dbKey]struct{}), dirty: a.s.dirty}
 	a.rw, a.rewriting, a.rewriteStarted = rw, true, time.Now()
 	a.selected = -1 // the buffer starts with a SELECT
@@ -308,7 +308,6 @@ func (a *aof) rewriteInBackground(rw *rewrite) error {
 			err = errRewriteAborted
 			return
 		}
-		sw.remainder, rw.buf = rw.buf, nil
 		a.queueSwitch(sw)
 	})
 	if err != nil {
@@ -320,6 +319,11 @@ func (a *aof) rewriteInBackground(rw *rewrite) error {
 // queueSwitch stops the rewrite buffer and queues the new file for the writer: what
 // is handed from now on goes to the new file. Runs on the executor.
 func (a *aof) queueSwitch(sw *fileSwitch) {
+	a.flush()
+	if a.rw != nil {
+		sw.remainder = append(sw.remainder, a.rw.buf...)
+		a.rw.buf = nil
+	}
 	a.rw = nil
 	a.s.beforeWrite = nil
 	a.mu.Lock()
@@ -394,7 +398,7 @@ func (a *aof) saveNow() error {
 		return errRewriteRunning
 	}
 	start := time.Now()
-	a.hold(nil)
+	a.flush()
 	a.selected = -1
 	rw := &rewrite{touched: make(map[dbKey]struct{})}
 	for _, db := range a.s.dbs {

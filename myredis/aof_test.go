@@ -834,3 +834,43 @@ func TestAOFSelectBeyondDatabasesStopsStartUp(t *testing.T) {
 		t.Fatalf("with --databases 32: %v", err)
 	}
 }
+
+// BenchmarkAOFSet measures SET over loopback from 50 connections with the AOF off and
+// under each fsync policy, in one run: go test -run '^$' -bench AOFSet ./myredis
+func BenchmarkAOFSet(b *testing.B) {
+	for _, policy := range []string{"off", "no", "everysec", "always"} {
+		b.Run(policy, func(b *testing.B) {
+			cfg := DefaultConfig()
+			cfg.Dir = b.TempDir()
+			cfg.AppendOnly = policy != "off"
+			cfg.AppendFsync = policy
+			s, err := Open(cfg, WithLogger(quietLogger()))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			ln, _ := net.Listen("tcp", "127.0.0.1:0")
+			go s.Serve(ln)
+			b.SetParallelism(25) // 50 connections on 2 cores
+			var id atomic.Int64
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				c := mustDialAOF(b, ln.Addr().String())
+				key := fmt.Sprintf("k%d", id.Add(1))
+				for pb.Next() {
+					if _, err := c.do("SET", key, "value"); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.StopTimer()
+			if s.aof != nil && s.aof.groups.Load() > 0 {
+				b.ReportMetric(float64(s.aof.released.Load())/float64(s.aof.groups.Load()), "replies/round")
+			}
+			if s.aof != nil && policy == "always" {
+				b.ReportMetric(float64(b.N)/float64(s.aof.fsyncs.Load()), "writes/fsync")
+			}
+		})
+	}
+}
