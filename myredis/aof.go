@@ -20,10 +20,10 @@ import (
 //
 // Who does what:
 //
-//	executor   encodes each propagated write into a.buf. At the end of every job it hands
-//	           a.buf to the writer together with the job's reply signal (c.done, or
-//	           c.wake for a served blocked client) and goes on with the next job: the
-//	           reply is held, not the executor (hold).
+//	executor   encodes each propagated write into a.buf and keeps each finished job's
+//	           reply signal (c.done, or c.wake for a served blocked client); when no
+//	           job is waiting it hands both to the writer (hold, flush) and goes on:
+//	           the reply is held, not the executor.
 //	writer     one goroutine that owns the file. Each round it takes everything handed
 //	           since the last round, writes it with one write(2), under appendfsync
 //	           always fdatasyncs once, and only then sends the held signals. While it
