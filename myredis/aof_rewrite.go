@@ -14,8 +14,8 @@ import (
 
 // AOF rewrite (BGREWRITEAOF, the automatic rewrite, SAVE, BGSAVE).
 //
-// The new file holds one command per live key (SET key value [PXAT ms], ZADD in
-// batches) as the data was at the moment the rewrite started, t0, followed by every
+// The new file holds one command per live key (SET key value [PXAT ms], ZADD and
+// HMSET in batches) as the data was at the moment the rewrite started, t0, followed by every
 // write made since t0 (the rewrite buffer), then takes the old file's place.
 //
 // Reading the data "as at t0" without stopping the executor for the whole dataset
@@ -143,6 +143,8 @@ func (a *aof) capture(rw *rewrite, db *DB, key string, whole bool) int {
 			return 1
 		}
 		it.cmds = appendZSetRewrite(nil, key, v, 0, v.Len())
+	case *hashValue:
+		it.cmds = appendHashRewrite(nil, key, v) // HMSET, 64 fields each
 	default:
 		rw.err = fmt.Errorf("aof rewrite: no rewrite for a value of type %T (key %q)", v, key)
 		return 1

@@ -69,8 +69,17 @@ func dump(s *Server) []string {
 					continue
 				}
 				val := fmt.Sprintf("%q", e.val)
-				if z, ok := e.val.(*zset); ok {
-					val = fmt.Sprint(z.Items(0, z.Len(), false))
+				switch v := e.val.(type) {
+				case *zset:
+					val = fmt.Sprint(v.Items(0, v.Len(), false))
+				case *hashValue:
+					var fields []string
+					v.Range(func(f string, b []byte) bool {
+						fields = append(fields, fmt.Sprintf("%q=%q", f, b))
+						return true
+					})
+					sort.Strings(fields)
+					val = fmt.Sprint(fields)
 				}
 				out = append(out, fmt.Sprintf("%d %s %s %d", db.id, key, val, db.expires[key]))
 			}
@@ -403,6 +412,9 @@ func TestAOFRewriteUnderWritesKeepsEveryWrite(t *testing.T) {
 		}
 		c.must(t, args...)
 	}
+	for i := range 300 {
+		c.must(t, "HSET", "hash", fmt.Sprintf("f%d", i), i)
+	}
 	c.must(t, "SELECT", 1)
 	c.must(t, "SET", "db1", "x")
 	c.must(t, "SELECT", 0)
@@ -437,6 +449,7 @@ func TestAOFRewriteUnderWritesKeepsEveryWrite(t *testing.T) {
 					wc.must(t, "ZPOPMIN", "queue")
 				case 7:
 					wc.must(t, "ZADD", "queue", r.IntN(100000), fmt.Sprintf("late:%d:%d", g, n))
+					wc.must(t, "HINCRBY", "hash", fmt.Sprintf("f%d", r.IntN(400)), 1)
 				}
 				if g == 0 && n == 50 { // a FLUSHDB of database 1 in the middle
 					wc.must(t, "SELECT", 1)

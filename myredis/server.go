@@ -3,6 +3,7 @@ package myredis
 import (
 	"errors"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"strconv"
 	"sync"
@@ -55,6 +56,9 @@ type Server struct {
 	beforeWrite func(x *Ctx)
 	closeHooks  []func() // run by Close after the last job (the AOF flushes and fsyncs)
 	aof         *aof     // the append-only file, nil when appendonly is no
+
+	live   liveSettings // settings read off the executor
+	replID string       // INFO replication's master_replid, random per run
 }
 
 type stats struct {
@@ -93,6 +97,9 @@ func New(cfg Config, opts ...Option) *Server {
 		s.dbs[i] = newDB(s, i)
 	}
 	s.started = s.clock.Now()
+	s.replID = randomHex(40)
+	s.live.set(cfg)
+	s.configHooks = append(s.configHooks, func(_, next Config) { s.live.set(next) })
 	go s.runExecutor()
 	return s
 }
@@ -113,7 +120,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	s.ln = ln
 	s.rc = redcon.NewServer(ln.Addr().String(), s.handle, s.accept, s.closed)
 	go s.activeExpireLoop()
-	err := s.rc.Serve(guardListener{ln, s.cfg.ProtoMaxBulkLen})
+	err := s.rc.Serve(guardListener{ln, &s.live})
 	if errors.Is(err, net.ErrClosed) {
 		return nil
 	}
@@ -150,7 +157,7 @@ func (s *Server) Close() error {
 func (s *Server) accept(conn redcon.Conn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.clients) >= s.cfg.MaxClients {
+	if int64(len(s.clients)) >= s.live.maxClients.Load() {
 		conn.WriteError("ERR max number of clients reached")
 		s.stats.rejectedConns++
 		return false
@@ -227,13 +234,18 @@ func (s *Server) Do(args ...string) []byte {
 
 // activeExpireLoop asks the executor hz times a second to reclaim expired keys.
 func (s *Server) activeExpireLoop() {
-	t := time.NewTicker(time.Second / time.Duration(s.cfg.Hz))
+	hz := s.live.hz.Load()
+	t := time.NewTicker(time.Second / time.Duration(hz))
 	defer t.Stop()
 	for {
 		select {
 		case <-s.quit:
 			return
 		case <-t.C:
+			if now := s.live.hz.Load(); now != hz { // CONFIG SET hz
+				hz = now
+				t.Reset(time.Second / time.Duration(hz))
+			}
 			select {
 			case s.jobs <- job{fn: s.activeExpire}:
 			case <-s.quit:
@@ -264,6 +276,16 @@ func (s *Server) propagateExpired(db *DB, key string) {
 	if len(s.hooks) > 0 {
 		s.propagate(db, [][]byte{[]byte("DEL"), []byte(key)})
 	}
+}
+
+// randomHex returns n random hex digits.
+func randomHex(n int) string {
+	const digits = "0123456789abcdef"
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = digits[rand.IntN(16)]
+	}
+	return string(b)
 }
 
 // Open builds a server and loads its persistent state (the AOF, when enabled).
