@@ -158,6 +158,7 @@ var commandGroups = []func() []*command{
 	commandsServer,
 	commandsTransaction,
 	commandsScripting,
+	commandsPersistence,
 }
 
 // errUnknownCommand is Redis's reply to a command name it does not know. Like

@@ -107,6 +107,10 @@ const (
 	msgLuaSetReplArgs  = "redis.set_repl() requires two arguments."
 	msgLuaSetReplFlags = "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE."
 	msgLuaACLInvalid   = "Invalid command passed to redis.acl_check_cmd()"
+
+	// Persistence.
+	msgRewriteRunning = "ERR Background append only file rewriting already in progress"
+	msgNoAOF          = "ERR appendonly is no: MyRedis persists only through the append-only file (start it with --appendonly yes)"
 )
 
 // A refused EXEC (arity, NOAUTH) and CONFIG SET's value errors.

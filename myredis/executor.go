@@ -26,13 +26,26 @@ func (s *Server) runExecutor() {
 	for j := range s.jobs {
 		if j.fn != nil {
 			j.fn()
+			s.release(nil)
 			continue
 		}
 		if !j.c.claim.CompareAndSwap(j.seq, 0) {
 			continue // its connection answered it BUSY while it waited behind a script
 		}
 		s.runBatch(j.c)
-		j.c.done <- struct{}{}
+		s.release(j.c.done)
+	}
+}
+
+// release sends a finished job's signal (nil for a server task). With an AOF the
+// signal may be held until the job's writes are in the file (fsynced, under
+// appendfsync always): the reply is not sent before its write is durable.
+func (s *Server) release(signal chan struct{}) {
+	if s.holdReply != nil && s.holdReply(signal) {
+		return
+	}
+	if signal != nil {
+		signal <- struct{}{}
 	}
 }
 
@@ -142,6 +155,9 @@ func (s *Server) call(c *Client, args [][]byte, w *Writer) {
 
 // exec runs a resolved command and propagates it if it changed data.
 func (s *Server) exec(x *Ctx) {
+	if s.beforeWrite != nil && x.cmd.flags&flagWrite != 0 {
+		s.beforeWrite(x)
+	}
 	before := s.dirty
 	x.cmd.fn(x)
 	s.stats.commands++ // as Redis: executed commands only, counted after they ran
@@ -294,7 +310,7 @@ func (s *Server) serveBlocked() {
 				c.blocked.deadline = bs.deadline
 				continue
 			}
-			c.wake <- struct{}{}
+			s.release(c.wake)
 		}
 	}
 }
@@ -331,7 +347,7 @@ func (s *Server) timeoutBlocked(c *Client) {
 	s.unblock(c)
 	c.blockOut.Reset()
 	c.blockOut.NullArray()
-	c.wake <- struct{}{}
+	s.release(c.wake)
 }
 
 // waitBlocked runs on the connection goroutine while c is blocked: it waits for

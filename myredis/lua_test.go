@@ -1,6 +1,7 @@
 package myredis
 
 import (
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -186,4 +187,56 @@ func BenchmarkEvalsha(b *testing.B) {
 			s.call(c, args, &w)
 		}
 	})
+}
+
+// TestAOFLogsScriptEffects: the AOF records what a script did, not the script:
+// its writes with absolute deadlines, as one MULTI/EXEC unit, so a replay gives
+// the same data even where the script used the clock or math.random.
+func TestAOFLogsScriptEffects(t *testing.T) {
+	dir := t.TempDir()
+	clock := &aofClock{}
+	clock.ms.Store(1_700_000_000_000)
+	s, addr := openAOFServer(t, dir, nil, WithClock(clock))
+	c := mustDialAOF(t, addr)
+	c.must(t, "EVAL", "redis.call('SET', KEYS[1], 'v', 'EX', 10) redis.call('GET', KEYS[1]) return redis.call('INCR', KEYS[2])", 2, "k", "n")
+	c.must(t, "EVAL_RO", "return redis.call('GET', KEYS[1])", 1, "k") // reads only: nothing logged
+	c.must(t, "EVAL", "redis.call('SET', KEYS[1], tostring(math.random(1000000)))", 1, "r")
+	c.must(t, "MULTI")
+	c.must(t, "EVAL", "return redis.call('INCR', KEYS[1])", 1, "n")
+	c.must(t, "SET", "x", "1")
+	c.must(t, "EXEC")
+	c.must(t, "EVAL", "redis.call('SELECT', '3') redis.call('SET', 'in3', 'y')", 0)
+	want := dump(s)
+	r, err := c.do("GET", "r")
+	require.NoError(t, err)
+	s.Close()
+
+	var log []byte
+	for _, cmd := range [][]string{
+		{"SELECT", "0"},
+		{"MULTI"},
+		{"SET", "k", "v", "PXAT", "1700000010000"},
+		{"INCR", "n"},
+		{"EXEC"},
+		{"MULTI"},
+		{"SET", "r", r.(string)},
+		{"EXEC"},
+		{"MULTI"},
+		{"INCR", "n"},
+		{"SET", "x", "1"},
+		{"EXEC"},
+		{"SELECT", "3"}, // the AOF's own SELECT, before the unit
+		{"MULTI"},
+		{"SET", "in3", "y"},
+		{"EXEC"},
+	} {
+		log = appendCommand(log, bargs(cmd...))
+	}
+	got, err := os.ReadFile(aofPath(dir))
+	require.NoError(t, err)
+	assert.Equal(t, string(log), string(got))
+
+	s2, _ := openAOFServer(t, dir, nil, WithClock(clock))
+	defer s2.Close()
+	assert.Equal(t, want, dump(s2), "the replay rebuilds what the scripts made")
 }

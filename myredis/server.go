@@ -54,6 +54,14 @@ type Server struct {
 	configHooks     []func(old, next Config) // CONFIG SET listeners
 	wrapHooks       []func(begin bool)       // EXEC/script boundaries for propagation
 	persistenceInfo func() [][2]string       // INFO persistence, set by the AOF
+	// holdReply, when set (AOF), may keep a finished job's signal (c.done, c.wake)
+	// and send it later, once the job's writes are in the file; see release.
+	holdReply func(signal chan struct{}) bool
+	// beforeWrite, when set (during an AOF rewrite), sees every write command just
+	// before it runs.
+	beforeWrite func(x *Ctx)
+	closeHooks  []func() // run by Close after the last job (the AOF flushes and fsyncs)
+	aof         *aof     // the append-only file, nil when appendonly is no
 
 	live   liveSettings // settings read off the executor
 	replID string       // INFO replication's master_replid, random per run
@@ -155,6 +163,9 @@ func (s *Server) Close() error {
 	}
 	s.scriptGuard.abort() // a script that never ends would hold the executor
 	s.submit(func() {})   // let in-flight jobs finish
+	for _, h := range s.closeHooks {
+		h()
+	}
 	return err
 }
 
