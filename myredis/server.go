@@ -117,10 +117,19 @@ func (s *Server) ListenAndServe() error {
 
 // Serve accepts connections on ln until Close.
 func (s *Server) Serve(ln net.Listener) error {
-	s.ln = ln
-	s.rc = redcon.NewServer(ln.Addr().String(), s.handle, s.accept, s.closed)
+	rc := redcon.NewServer(ln.Addr().String(), s.handle, s.accept, s.closed)
+	s.mu.Lock()
+	select {
+	case <-s.quit:
+		s.mu.Unlock()
+		ln.Close()
+		return nil
+	default:
+	}
+	s.ln, s.rc = ln, rc
+	s.mu.Unlock()
 	go s.activeExpireLoop()
-	err := s.rc.Serve(guardListener{ln, &s.live})
+	err := rc.Serve(guardListener{ln, &s.live})
 	if errors.Is(err, net.ErrClosed) {
 		return nil
 	}
@@ -129,6 +138,8 @@ func (s *Server) Serve(ln net.Listener) error {
 
 // Addr is the listening address, once serving.
 func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.ln == nil {
 		return nil
 	}
@@ -137,15 +148,20 @@ func (s *Server) Addr() net.Addr {
 
 // Close stops accepting, closes every connection and stops the executor.
 func (s *Server) Close() error {
+	s.mu.Lock()
 	select {
 	case <-s.quit:
+		s.mu.Unlock()
 		return nil
 	default:
 	}
 	close(s.quit)
+	rc, ln := s.rc, s.ln
+	s.mu.Unlock()
 	var err error
-	if s.rc != nil {
-		err = s.rc.Close()
+	if rc != nil {
+		err = rc.Close()
+		ln.Close() // in case redcon had not started accepting yet
 	}
 	s.submit(func() {}) // let in-flight jobs finish
 	for _, h := range s.closeHooks {
