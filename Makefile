@@ -19,10 +19,15 @@ test: ## run every test (differential tests need redis-server; .ci/run installs 
 compat: build ## compare MyRedis and real Redis with redis-benchmark
 	bash scripts/compare-redis.sh
 
-fuzz: ## run each fuzz target for a short while
-	$(GO) test ./myredis -run '^$$' -fuzz FuzzCommand -fuzztime 30s
-	$(GO) test ./myredis -run '^$$' -fuzz '^FuzzParseScore$$' -fuzztime 30s
-	$(GO) test ./myredis -run '^$$' -fuzz '^FuzzParseScoreRange$$' -fuzztime 30s
+FUZZTIME ?= 30s
+
+fuzz: ## run every fuzz target for FUZZTIME (30s) each
+	@set -e; for pkg in $$($(GO) list ./...); do \
+		for target in $$($(GO) test $$pkg -list '^Fuzz' | grep '^Fuzz' || true); do \
+			echo "fuzz $$pkg $$target"; \
+			$(GO) test $$pkg -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME); \
+		done; \
+	done
 
 lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l .)" || (gofmt -l .; exit 1)

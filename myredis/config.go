@@ -2,7 +2,9 @@ package myredis
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -22,10 +24,27 @@ type Config struct {
 	AppendFsync     string
 	Dir             string
 	AppendFilename  string
-	Workers         int
+	// Automatic AOF rewrite: when the file has grown by this percentage over its size
+	// after the last rewrite (100: doubled) and is at least AutoAOFRewriteMinSize bytes.
+	// Negative disables it (CONFIG SET auto-aof-rewrite-percentage 0); 0 means 100.
+	AutoAOFRewritePercentage int
+	AutoAOFRewriteMinSize    int64
+	Workers                  int
 	// IOThreads is how many threads run Go code (GOMAXPROCS), set by cmd/myredis;
 	// 0 leaves the choice to it (see threads there).
 	IOThreads int
+	// LuaTimeLimit is lua-time-limit (busy-reply-threshold) in milliseconds: after
+	// it a running script makes other clients get BUSY and may be killed. 0 means
+	// the default, 5000; negative means never (redis.conf's 0).
+	LuaTimeLimit int64
+}
+
+// luaTimeLimit is the effective lua-time-limit in milliseconds (<= 0: none).
+func (c Config) luaTimeLimit() int64 {
+	if c.LuaTimeLimit == 0 {
+		return 5000
+	}
+	return c.LuaTimeLimit
 }
 
 // DefaultConfig is redis-server's defaults, bound to loopback.
@@ -66,6 +85,12 @@ func (c *Config) fillDefaults() {
 	if c.AppendFilename == "" {
 		c.AppendFilename = "appendonly.aof"
 	}
+	if c.AutoAOFRewritePercentage == 0 {
+		c.AutoAOFRewritePercentage = 100
+	}
+	if c.AutoAOFRewriteMinSize <= 0 {
+		c.AutoAOFRewriteMinSize = 64 << 20
+	}
 	if c.Workers <= 0 {
 		c.Workers = 1
 	}
@@ -92,7 +117,7 @@ func ParseArgs(args []string) (Config, error) {
 			i++
 		}
 		if err := c.Set(name, strings.Join(vals, " ")); err != nil {
-			return c, err
+			return c, fmt.Errorf("--%s: %w", name, err)
 		}
 	}
 	c.fillDefaults()
@@ -113,7 +138,7 @@ func (c *Config) loadFile(path string) error {
 		}
 		name, val, _ := strings.Cut(text, " ")
 		if err := c.Set(name, strings.Trim(strings.TrimSpace(val), `"`)); err != nil {
-			return fmt.Errorf("%s:%d: %w", path, line, err)
+			return fmt.Errorf("%s:%d: %s: %w", path, line, name, err)
 		}
 	}
 	return sc.Err()
@@ -124,33 +149,50 @@ func (c *Config) Set(name, val string) error {
 	var err error
 	switch strings.ToLower(name) {
 	case "port":
-		c.Port, err = strconv.Atoi(val)
+		c.Port, err = intInRange(val, 0, 65535)
 	case "bind":
 		c.Bind = strings.Fields(val + " ")[0]
 	case "requirepass":
 		c.RequirePass = val
 	case "databases":
-		c.Databases, err = strconv.Atoi(val)
+		c.Databases, err = intInRange(val, 1, math.MaxInt32)
 	case "maxclients":
-		c.MaxClients, err = strconv.Atoi(val)
+		c.MaxClients, err = intInRange(val, 1, math.MaxUint32)
 	case "proto-max-bulk-len":
 		c.ProtoMaxBulkLen, err = ParseMemory(val)
+		if err != nil {
+			err = errors.New("argument must be a memory value")
+		} else if c.ProtoMaxBulkLen < 1<<20 {
+			err = errors.New("argument must be between 1048576 and 9223372036854775807 inclusive")
+		}
 	case "hz":
-		c.Hz, err = strconv.Atoi(val)
-		c.Hz = min(max(c.Hz, 1), 500)
+		c.Hz, err = intInRange(val, 0, math.MaxInt32)
+		c.Hz = min(max(c.Hz, 1), 500) // Redis clamps to 1..500 after accepting
 	case "loglevel":
+		switch val = strings.ToLower(val); val {
+		case "debug", "verbose", "notice", "warning":
+		default:
+			err = errors.New("argument(s) must be one of the following: debug, verbose, notice, warning")
+		}
 		c.LogLevel = val
 	case "appendonly":
 		c.AppendOnly, err = parseYesNo(val)
 	case "appendfsync":
-		if val != "always" && val != "everysec" && val != "no" {
-			err = fmt.Errorf("argument must be one of always, everysec, no")
+		if val = strings.ToLower(val); val != "always" && val != "everysec" && val != "no" {
+			err = errors.New("argument(s) must be one of the following: everysec, always, no")
 		}
 		c.AppendFsync = val
 	case "dir":
 		c.Dir = val
 	case "appendfilename":
 		c.AppendFilename = val
+	case "auto-aof-rewrite-percentage":
+		c.AutoAOFRewritePercentage, err = strconv.Atoi(val)
+		if err == nil && c.AutoAOFRewritePercentage <= 0 {
+			c.AutoAOFRewritePercentage = -1
+		}
+	case "auto-aof-rewrite-min-size":
+		c.AutoAOFRewriteMinSize, err = ParseMemory(val)
 	case "workers":
 		c.Workers, err = strconv.Atoi(val)
 	case "io-threads":
@@ -158,15 +200,36 @@ func (c *Config) Set(name, val string) error {
 		if err == nil && (c.IOThreads < 1 || c.IOThreads > 128) {
 			err = fmt.Errorf("argument must be between 1 and 128 inclusive")
 		}
+	case "lua-time-limit", "busy-reply-threshold":
+		c.LuaTimeLimit, err = strconv.ParseInt(val, 10, 64)
+		if c.LuaTimeLimit <= 0 {
+			c.LuaTimeLimit = -1
+		}
 	case "save", "daemonize", "protected-mode", "logfile":
 		// accepted for compatibility; MyRedis has no RDB and stays in the foreground
 	default:
-		return fmt.Errorf("unknown option %q", name)
+		return errUnknownOption
 	}
+	var numErr *strconv.NumError
+	if errors.As(err, &numErr) {
+		err = errors.New("argument couldn't be parsed into an integer")
+	}
+	return err
+}
+
+// errUnknownOption is Set's error for a name it does not know.
+var errUnknownOption = errors.New("unknown option")
+
+// intInRange parses an integer setting with Redis's CONFIG SET error texts.
+func intInRange(val string, lo, hi int64) (int, error) {
+	n, err := strconv.ParseInt(val, 10, 64)
 	if err != nil {
-		return fmt.Errorf("bad value for %s: %v", name, err)
+		return 0, errors.New("argument couldn't be parsed into an integer")
 	}
-	return nil
+	if n < lo || n > hi {
+		return 0, fmt.Errorf("argument must be between %d and %d inclusive", lo, hi)
+	}
+	return int(n), nil
 }
 
 func parseYesNo(v string) (bool, error) {

@@ -18,6 +18,8 @@ const (
 	msgWrongPass         = "WRONGPASS invalid username-password pair or user is disabled."
 	msgAuthNoPassword    = "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
 	msgNoProto           = "NOPROTO unsupported protocol version"
+	msgHelloNoAuth       = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"
+	msgHelloProtoNotInt  = "ERR Protocol version is not an integer or out of range"
 	msgUnknownCommand    = "ERR unknown command '%s', with args beginning with: %s"
 	msgUnknownSubcommand = "ERR unknown subcommand '%s'. Try %s HELP."
 	msgWrongArity        = "ERR wrong number of arguments for '%s' command"
@@ -30,6 +32,10 @@ const (
 	msgProtoInvalidMulti = "ERR Protocol error: invalid multibulk length"
 	msgProtoBigInline    = "ERR Protocol error: too big inline request"
 	msgProtoUnbalanced   = "ERR Protocol error: unbalanced quotes in request"
+	msgProtoBigCount     = "ERR Protocol error: too big mbulk count string"
+	msgProtoBigBulkCount = "ERR Protocol error: too big bulk count string"
+	msgProtoUnauthMulti  = "ERR Protocol error: unauthenticated multibulk length"
+	msgProtoUnauthBulk   = "ERR Protocol error: unauthenticated bulk length"
 	msgTimeoutNotFloat   = "ERR timeout is not a float or out of range"
 	msgTimeoutNegative   = "ERR timeout is negative"
 	msgNotAllowedMulti   = "ERR Command not allowed inside a transaction"
@@ -50,12 +56,65 @@ const (
 	msgWeightNotFloat  = "ERR weight value is not a float"
 	msgLimitNegative   = "ERR LIMIT can't be negative"
 
+	// Hashes.
+	msgHashNotInt   = "ERR hash value is not an integer"
+	msgHashNotFloat = "ERR hash value is not a float"
+	msgHashIncrNaN  = "ERR value is NaN or Infinity"
+
 	// Transactions.
 	msgNestedMulti     = "ERR MULTI calls can not be nested"
 	msgExecNoMulti     = "ERR EXEC without MULTI"
 	msgDiscardNoMulti  = "ERR DISCARD without MULTI"
 	msgWatchInMulti    = "ERR WATCH inside MULTI is not allowed"
 	msgExecAbort       = "EXECABORT Transaction discarded because of previous errors."
-	msgConfigGetArity  = "ERR wrong number of arguments for 'config|get' command"
 	msgConfigSetUnknow = "ERR Unknown option or number of arguments for CONFIG SET - '%s'"
+
+	// Scripting: replies to EVAL, EVALSHA and SCRIPT.
+	msgNoScript               = "NOSCRIPT No matching script. Please use EVAL."
+	msgNumKeysTooMany         = "ERR Number of keys can't be greater than number of args"
+	msgNumKeysNegative        = "ERR Number of keys can't be negative"
+	msgScriptCompile          = "ERR Error compiling script (new function): %s"
+	msgShebangInvalid         = "ERR Invalid script shebang"
+	msgShebangEngine          = "ERR Unexpected engine in script shebang: %s"
+	msgShebangFlag            = "ERR Unexpected flag in script shebang: %s"
+	msgShebangOption          = "ERR Unknown lua shebang option: %s"
+	msgBusy                   = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+	msgNotBusy                = "NOTBUSY No scripts in execution right now."
+	msgUnkillable             = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."
+	msgScriptFlushOption      = "ERR SCRIPT FLUSH only support SYNC|ASYNC option"
+	msgScriptDebugOption      = "ERR Use SCRIPT DEBUG YES/SYNC/NO"
+	msgScriptDebugUnsupported = "ERR SCRIPT DEBUG is not supported by MyRedis"
+
+	// Scripting: errors raised inside a script. The script's reply is
+	// "-ERR <text> script: <sha1>, on @user_script:<line>."; redis.pcall returns
+	// {err="ERR <text>"}.
+	msgLuaNoArgs       = "Please specify at least one argument for this redis lib call"
+	msgLuaArgType      = "Lua redis lib command arguments must be strings or integers"
+	msgLuaUnknownCmd   = "Unknown Redis command called from script"
+	msgLuaArity        = "Wrong number of args calling Redis command from script"
+	msgLuaNoScript     = "This Redis command is not allowed from script"
+	msgLuaWriteRO      = "Write commands are not allowed from read-only scripts."
+	msgLuaKilled       = "Script killed by user with SCRIPT KILL..."
+	msgLuaNoGlobal     = "Script attempted to access nonexistent global variable '%s'"
+	msgLuaReadonly     = "Attempt to modify a readonly table"
+	msgLuaArgsWrong    = "wrong number or type of arguments"
+	msgLuaSha1Args     = "wrong number of arguments"
+	msgLuaLogArgs      = "redis.log() requires two arguments or more."
+	msgLuaLogLevelType = "First argument must be a number (log level)."
+	msgLuaLogLevel     = "Invalid debug level."
+	msgLuaSetRespArgs  = "redis.setresp() requires one argument."
+	msgLuaSetRespVer   = "RESP version must be 2 or 3."
+	msgLuaSetReplArgs  = "redis.set_repl() requires two arguments."
+	msgLuaSetReplFlags = "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE."
+	msgLuaACLInvalid   = "Invalid command passed to redis.acl_check_cmd()"
+
+	// Persistence.
+	msgRewriteRunning = "ERR Background append only file rewriting already in progress"
+	msgNoAOF          = "ERR appendonly is no: MyRedis persists only through the append-only file (start it with --appendonly yes)"
+)
+
+// A refused EXEC (arity, NOAUTH) and CONFIG SET's value errors.
+const (
+	msgExecAbortBecause = "EXECABORT Transaction discarded because of: "
+	msgConfigSetFailed  = "ERR CONFIG SET failed (possibly related to argument '%s') - %s"
 )

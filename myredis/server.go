@@ -3,6 +3,7 @@ package myredis
 import (
 	"errors"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"strconv"
 	"sync"
@@ -44,9 +45,26 @@ type Server struct {
 	stats    stats
 	hooks    []func(db *DB, args [][]byte) // propagation listeners (AOF)
 
+	lua          *luaEngine // created by the first script
+	scriptTimeMs int64      // while a script runs, the time it started: the clock stands still
+
+	// shared with connection goroutines: BUSY replies and SCRIPT KILL
+	scriptGuard scriptGuard
+
 	configHooks     []func(old, next Config) // CONFIG SET listeners
 	wrapHooks       []func(begin bool)       // EXEC/script boundaries for propagation
 	persistenceInfo func() [][2]string       // INFO persistence, set by the AOF
+	// holdReply, when set (AOF), may keep a finished job's signal (c.done, c.wake)
+	// and send it later, once the job's writes are in the file; see release.
+	holdReply func(signal chan struct{}) bool
+	// beforeWrite, when set (during an AOF rewrite), sees every write command just
+	// before it runs.
+	beforeWrite func(x *Ctx)
+	closeHooks  []func() // run by Close after the last job (the AOF flushes and fsyncs)
+	aof         *aof     // the append-only file, nil when appendonly is no
+
+	live   liveSettings // settings read off the executor
+	replID string       // INFO replication's master_replid, random per run
 }
 
 type stats struct {
@@ -85,11 +103,22 @@ func New(cfg Config, opts ...Option) *Server {
 		s.dbs[i] = newDB(s, i)
 	}
 	s.started = s.clock.Now()
+	s.replID = randomHex(40)
+	s.live.set(cfg)
+	s.scriptGuard.init(&s.live.luaLimitMs, s.quit)
+	s.configHooks = append(s.configHooks, func(_, next Config) { s.live.set(next) })
 	go s.runExecutor()
 	return s
 }
 
-func (s *Server) nowMs() int64 { return s.clock.Now().UnixMilli() }
+// nowMs is the time expiry is judged by. Inside a script it is the script's start
+// time, as in Redis, so a key cannot expire halfway through a script.
+func (s *Server) nowMs() int64 {
+	if s.scriptTimeMs != 0 {
+		return s.scriptTimeMs
+	}
+	return s.clock.Now().UnixMilli()
+}
 
 // ListenAndServe listens on cfg.Bind:cfg.Port and serves until Close.
 func (s *Server) ListenAndServe() error {
@@ -102,10 +131,19 @@ func (s *Server) ListenAndServe() error {
 
 // Serve accepts connections on ln until Close.
 func (s *Server) Serve(ln net.Listener) error {
-	s.ln = ln
-	s.rc = redcon.NewServer(ln.Addr().String(), s.handle, s.accept, s.closed)
+	rc := redcon.NewServer(ln.Addr().String(), s.handle, s.accept, s.closed)
+	s.mu.Lock()
+	select {
+	case <-s.quit:
+		s.mu.Unlock()
+		ln.Close()
+		return nil
+	default:
+	}
+	s.ln, s.rc = ln, rc
+	s.mu.Unlock()
 	go s.activeExpireLoop()
-	err := s.rc.Serve(guardListener{ln, s.cfg.ProtoMaxBulkLen})
+	err := rc.Serve(guardListener{ln, &s.live})
 	if errors.Is(err, net.ErrClosed) {
 		return nil
 	}
@@ -114,6 +152,8 @@ func (s *Server) Serve(ln net.Listener) error {
 
 // Addr is the listening address, once serving.
 func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.ln == nil {
 		return nil
 	}
@@ -122,24 +162,33 @@ func (s *Server) Addr() net.Addr {
 
 // Close stops accepting, closes every connection and stops the executor.
 func (s *Server) Close() error {
+	s.mu.Lock()
 	select {
 	case <-s.quit:
+		s.mu.Unlock()
 		return nil
 	default:
 	}
 	close(s.quit)
+	rc, ln := s.rc, s.ln
+	s.mu.Unlock()
 	var err error
-	if s.rc != nil {
-		err = s.rc.Close()
+	if rc != nil {
+		err = rc.Close()
+		ln.Close() // in case redcon had not started accepting yet
 	}
-	s.submit(func() {}) // let in-flight jobs finish
+	s.scriptGuard.abort() // a script that never ends would hold the executor
+	s.submit(func() {})   // let in-flight jobs finish
+	for _, h := range s.closeHooks {
+		h()
+	}
 	return err
 }
 
 func (s *Server) accept(conn redcon.Conn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.clients) >= s.cfg.MaxClients {
+	if int64(len(s.clients)) >= s.live.maxClients.Load() {
 		conn.WriteError("ERR max number of clients reached")
 		s.stats.rejectedConns++
 		return false
@@ -178,13 +227,31 @@ func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
 	c.cmds = append(c.cmds, conn.ReadPipeline()...)
 	for {
 		c.out.Reset()
+		busy := s.scriptGuard.busySignal()
+		if s.scriptGuard.isBusy() {
+			conn.WriteRaw(s.answerBusy(c))
+			return
+		}
+		c.seq++
+		c.claim.Store(c.seq)
 		select {
-		case s.jobs <- job{c: c}:
+		case s.jobs <- job{c: c, seq: c.seq}:
 		case <-s.quit:
 			conn.Close()
 			return
 		}
-		<-c.done
+		select {
+		case <-c.done:
+		case <-busy:
+			// A script passed lua-time-limit while this batch waited behind it:
+			// take the batch back, unless the executor has started it (it may be
+			// the script itself), and answer it here.
+			if c.claim.CompareAndSwap(c.seq, 0) {
+				conn.WriteRaw(s.answerBusy(c))
+				return
+			}
+			<-c.done
+		}
 		conn.WriteRaw(c.out.Bytes())
 		if c.closing {
 			conn.Close()
@@ -216,13 +283,18 @@ func (s *Server) Do(args ...string) []byte {
 
 // activeExpireLoop asks the executor hz times a second to reclaim expired keys.
 func (s *Server) activeExpireLoop() {
-	t := time.NewTicker(time.Second / time.Duration(s.cfg.Hz))
+	hz := s.live.hz.Load()
+	t := time.NewTicker(time.Second / time.Duration(hz))
 	defer t.Stop()
 	for {
 		select {
 		case <-s.quit:
 			return
 		case <-t.C:
+			if now := s.live.hz.Load(); now != hz { // CONFIG SET hz
+				hz = now
+				t.Reset(time.Second / time.Duration(hz))
+			}
 			select {
 			case s.jobs <- job{fn: s.activeExpire}:
 			case <-s.quit:
@@ -253,6 +325,16 @@ func (s *Server) propagateExpired(db *DB, key string) {
 	if len(s.hooks) > 0 {
 		s.propagate(db, [][]byte{[]byte("DEL"), []byte(key)})
 	}
+}
+
+// randomHex returns n random hex digits.
+func randomHex(n int) string {
+	const digits = "0123456789abcdef"
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = digits[rand.IntN(16)]
+	}
+	return string(b)
 }
 
 // Open builds a server and loads its persistent state (the AOF, when enabled).

@@ -43,10 +43,12 @@ func main() {
 	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	closed := make(chan struct{})
 	go func() {
 		s := <-sig
 		log.Info("shutting down", "signal", s.String())
-		srv.Close()
+		srv.Close() // flushes and fsyncs the AOF
+		close(closed)
 	}()
 	log.Info("ready to accept connections", "bind", cfg.Bind, "port", cfg.Port, "workers", cfg.Workers,
 		"threads", runtime.GOMAXPROCS(0))
@@ -54,6 +56,7 @@ func main() {
 		log.Error("server stopped", "err", err)
 		os.Exit(1) //nolint:gocritic // the profile of a failed start is of no use
 	}
+	<-closed
 }
 
 // threads is how many threads may run Go code (GOMAXPROCS), or 0 for Go's default.
