@@ -137,7 +137,7 @@ func expireCmd(unit int64, absolute bool) func(*Ctx) {
 			x.w.Int(0)
 			return
 		}
-		cur, has := x.db.expires[key]
+		cur, has := x.db.deadline(key)
 		if (o.nx && has) || (o.xx && !has) || (o.gt && (!has || when <= cur)) || (o.lt && has && when >= cur) {
 			x.w.Int(0)
 			return
@@ -162,7 +162,7 @@ func ttlCmd(ms, absolute bool) func(*Ctx) {
 			x.w.Int(-2)
 			return
 		}
-		when, has := x.db.expires[key]
+		when, has := x.db.deadline(key)
 		if !has {
 			x.w.Int(-1)
 			return
@@ -293,7 +293,7 @@ func (x *Ctx) rename(nx bool) {
 		x.w.Int(0)
 		return
 	}
-	when, hasTTL := x.db.expires[src]
+	when, hasTTL := x.db.deadline(src)
 	val := e.val
 	x.db.delete(src)
 	x.db.set(dst, val, false)

@@ -43,6 +43,7 @@ type Server struct {
 	loading  bool // replaying the AOF: no expiry deletes
 	stats    stats
 	hooks    []func(db *DB, args [][]byte) // propagation listeners (AOF)
+	par      dataLock                      // --workers N > 1 only (workers.go)
 
 	configHooks     []func(old, next Config) // CONFIG SET listeners
 	wrapHooks       []func(begin bool)       // EXEC/script boundaries for propagation
@@ -85,7 +86,11 @@ func New(cfg Config, opts ...Option) *Server {
 		s.dbs[i] = newDB(s, i)
 	}
 	s.started = s.clock.Now()
-	go s.runExecutor()
+	if cfg.Workers > 1 { // demonstration mode, see workers.go
+		s.startWorkers(cfg.Workers)
+	} else {
+		go s.runExecutor()
+	}
 	return s
 }
 
