@@ -72,6 +72,12 @@ func (db *DB) expireIfNeeded(key string) bool {
 func (db *DB) add(key string, val any) {
 	if db.s.par.on { // --workers mode: one lock per primitive (workers.go)
 		defer db.s.par.hold()()
+		if e := db.dict[key]; e != nil { // the caller's check raced: overwrite, keep the maps whole
+			db.dict[key] = &entry{val: val, pos: e.pos}
+			delete(db.expires, key)
+			db.touch(key)
+			return
+		}
 	}
 	db.insert(key, val)
 }
