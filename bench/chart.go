@@ -4,6 +4,7 @@ import (
 	"image/color"
 	"math"
 	"slices"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -30,7 +31,21 @@ func newPlot(title, xlabel, ylabel string) *plot.Plot {
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = true
 	p.Legend.Left = true
+	p.Y.Tick.Marker = plainTicks{}
 	return p
+}
+
+// plainTicks labels ticks without trailing zeros ("50000", "0.5").
+type plainTicks struct{}
+
+func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = strconv.FormatFloat(ts[i].Value, 'f', -1, 64)
+		}
+	}
+	return ts
 }
 
 // lineChart plots each series as a line; ref, when not NaN, draws a dashed
@@ -91,6 +106,7 @@ func barChart(file, title, ylabel string, labels []string, series []Series) Char
 		}
 		p.NominalX(labels...)
 		p.Y.Min = 0
+		p.Y.Max *= 1.2 // room for the legend
 		p.Legend.Left = false
 		return p.Save(chartW, chartH, path)
 	}}

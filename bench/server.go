@@ -164,9 +164,13 @@ type ServerCell struct {
 	P50us     float64     `json:"p50_us"`
 	P99us     float64     `json:"p99_us"`
 	Errors    int         `json:"errors"`
+	Requests  int         `json:"requests"`
 	FirstErr  string      `json:"first_error,omitempty"`
 	latencies []float64   // µs, for the chart
 }
+
+// Unsupported reports whether every request failed (the server lacks the command).
+func (c *ServerCell) Unsupported() bool { return c.Requests > 0 && c.Errors >= c.Requests }
 
 // ServerResults is results.json's "results" for `bench server`.
 type ServerResults struct {
@@ -247,10 +251,12 @@ func (e *Env) Server(ctx context.Context, p ServerParams) (*Report, error) {
 func (e *Env) serverRun(ctx context.Context, t *Target, op serverOp, p ServerParams, cell *ServerCell) error {
 	admin := t.Client(1)
 	defer admin.Close()
+	per := p.Requests / p.Clients
+	cell.Requests += per * p.Clients
 	if op.prepare != nil {
 		if err := op.prepare(ctx, admin, p.Requests, p.Clients); err != nil {
-			cell.Runs = append(cell.Runs, ServerRun{Errors: p.Requests})
-			cell.noteErr(p.Requests, err)
+			cell.Runs = append(cell.Runs, ServerRun{Errors: per * p.Clients})
+			cell.noteErr(per*p.Clients, err)
 			return ctx.Err() // a command the server lacks: recorded, not fatal
 		}
 	}
@@ -262,7 +268,6 @@ func (e *Env) serverRun(ctx context.Context, t *Target, op serverOp, p ServerPar
 			return err
 		}
 	}
-	per := p.Requests / p.Clients
 	lat := make([][]float64, p.Clients)
 	errs := make([]int, p.Clients)
 	firstErr := make([]error, p.Clients)
@@ -317,6 +322,9 @@ func (c *ServerCell) noteErr(n int, err error) {
 	c.Errors += n
 	if err != nil && c.FirstErr == "" {
 		c.FirstErr = err.Error()
+		if len(c.FirstErr) > 80 {
+			c.FirstErr = c.FirstErr[:80] + "..."
+		}
 	}
 }
 
@@ -330,14 +338,18 @@ func (c *ServerCell) finish() {
 	if sum > 0 {
 		c.OpsPerSec = float64(len(c.Runs)) / sum
 	}
+	if c.Unsupported() {
+		c.OpsPerSec, c.latencies = 0, nil
+		return
+	}
 	c.P50us = quantile(c.latencies, 0.50)
 	c.P99us = quantile(c.latencies, 0.99)
 }
 
-// quantile returns the q-quantile of v (sorting v), NaN when empty.
+// quantile returns the q-quantile of v (sorting v), 0 when empty.
 func quantile(v []float64, q float64) float64 {
 	if len(v) == 0 {
-		return math.NaN()
+		return 0
 	}
 	if !slices.IsSorted(v) {
 		slices.Sort(v)
@@ -368,13 +380,16 @@ func serverTables(r *Report, res *ServerResults, targets []*Target, p ServerPara
 		row := []any{name}
 		for i, t := range targets {
 			c := cells[[2]string{name, t.Name}]
-			if c.Errors > 0 && c.OpsPerSec == 0 {
+			if c.Unsupported() {
 				row = append(row, "unsupported", "-", "-")
 			} else {
 				row = append(row, fmt.Sprintf("%.0f", c.OpsPerSec), fmt.Sprintf("%.0f", c.P50us), fmt.Sprintf("%.0f", c.P99us))
 			}
-			if c.Errors > 0 {
-				r.Notes = append(r.Notes, fmt.Sprintf("%s on %s: %d errors, first: %s", name, t.Name, c.Errors, c.FirstErr))
+			switch {
+			case c.Unsupported():
+				r.Notes = append(r.Notes, fmt.Sprintf("%s on %s: unsupported (%s)", name, t.Name, c.FirstErr))
+			case c.Errors > 0:
+				r.Notes = append(r.Notes, fmt.Sprintf("%s on %s: %d of %d requests failed, first: %s", name, t.Name, c.Errors, c.Requests, c.FirstErr))
 			}
 			series[i].Y = append(series[i].Y, c.OpsPerSec)
 			if len(c.latencies) > 0 {
