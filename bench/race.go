@@ -85,7 +85,7 @@ type QueueRace struct {
 	Instances      int     `json:"instances"`
 	Slot           int     `json:"slot"`
 	Users          int     `json:"users"`
-	Admitted       int     `json:"admitted"`            // distinct users admitted
+	Admitted       int     `json:"admitted"`             // distinct users admitted
 	Duplicates     int     `json:"duplicate_admissions"` // admissions of an already admitted user
 	Lost           int     `json:"lost"`                 // neither admitted nor waiting at the end
 	MaxObserved    int     `json:"max_observed_active"`  // observer's ZCARD maximum

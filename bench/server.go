@@ -80,8 +80,10 @@ var serverOps = map[string]serverOp{
 		},
 	},
 	"ZRANK": {
-		about:   "ZRANK on a 10,000-member set",
-		prepare: func(ctx context.Context, c *redis.Client, _, _ int) error { return fillSortedSet(ctx, c, "bench:z", sortedSetSize) },
+		about: "ZRANK on a 10,000-member set",
+		prepare: func(ctx context.Context, c *redis.Client, _, _ int) error {
+			return fillSortedSet(ctx, c, "bench:z", sortedSetSize)
+		},
 		do: func(ctx context.Context, p redis.Cmdable, client, i int) {
 			p.ZRank(ctx, "bench:z", "m"+strconv.Itoa((i*7919+client)%sortedSetSize))
 		},
@@ -94,13 +96,17 @@ var serverOps = map[string]serverOp{
 		do: func(ctx context.Context, p redis.Cmdable, _, _ int) { p.ZPopMin(ctx, "bench:zpop") },
 	},
 	"ZCARD": {
-		about:   "ZCARD of a 10,000-member set",
-		prepare: func(ctx context.Context, c *redis.Client, _, _ int) error { return fillSortedSet(ctx, c, "bench:z", sortedSetSize) },
-		do:      func(ctx context.Context, p redis.Cmdable, _, _ int) { p.ZCard(ctx, "bench:z") },
+		about: "ZCARD of a 10,000-member set",
+		prepare: func(ctx context.Context, c *redis.Client, _, _ int) error {
+			return fillSortedSet(ctx, c, "bench:z", sortedSetSize)
+		},
+		do: func(ctx context.Context, p redis.Cmdable, _, _ int) { p.ZCard(ctx, "bench:z") },
 	},
 	"ZREMRANGEBYSCORE": {
-		about:   "ZREMRANGEBYSCORE -inf <now> on a 10,000-member set with nothing expired (the reclaim's common case)",
-		prepare: func(ctx context.Context, c *redis.Client, _, _ int) error { return fillSortedSet(ctx, c, "bench:z", sortedSetSize) },
+		about: "ZREMRANGEBYSCORE -inf <now> on a 10,000-member set with nothing expired (the reclaim's common case)",
+		prepare: func(ctx context.Context, c *redis.Client, _, _ int) error {
+			return fillSortedSet(ctx, c, "bench:z", sortedSetSize)
+		},
 		do: func(ctx context.Context, p redis.Cmdable, _, _ int) {
 			p.ZRemRangeByScore(ctx, "bench:z", "-inf", "(0")
 		},
@@ -147,7 +153,9 @@ var serverOps = map[string]serverOp{
 	},
 }
 
-func passKey(client, i int) string { return "bench:pass:" + strconv.Itoa(client) + ":" + strconv.Itoa(i) }
+func passKey(client, i int) string {
+	return "bench:pass:" + strconv.Itoa(client) + ":" + strconv.Itoa(i)
+}
 
 // ServerRun is one timed run of one command on one server.
 type ServerRun struct {
