@@ -1,0 +1,168 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// RoundResult tells what one admission round did.
+type RoundResult struct {
+	Reclaimed int64       // expired sessions removed from the active set
+	Admitted  []Admission // confirmed admissions, in admission order
+	Dropped   int         // dead tickets (liveness ran out) discarded at the head
+	Rollbacks int         // optimistic: reservations undone because the slot was full
+	Leader    bool        // leader: this instance held the lease this round
+	LostLease bool        // leader: the lease was not ours any more after admitting
+}
+
+// Counters are cumulative event counts of one engine, for metrics and the bench.
+type Counters struct {
+	Rounds       uint64
+	Admitted     uint64
+	Dropped      uint64
+	Reclaimed    uint64
+	Rollbacks    uint64
+	LeaderRounds uint64
+	LostLeases   uint64
+	Errors       uint64 // rounds that failed with a store error
+	Joins        uint64
+	Releases     uint64 // releases of admitted users
+	Enters       uint64 // passes consumed
+}
+
+type counters struct {
+	rounds, admitted, dropped, reclaimed, rollbacks, leaderRounds, lostLeases,
+	errors, joins, releases, enters atomic.Uint64
+}
+
+// Counters returns a snapshot of the engine's counters.
+func (e *Engine) Counters() Counters {
+	c := &e.c
+	return Counters{
+		Rounds: c.rounds.Load(), Admitted: c.admitted.Load(), Dropped: c.dropped.Load(),
+		Reclaimed: c.reclaimed.Load(), Rollbacks: c.rollbacks.Load(),
+		LeaderRounds: c.leaderRounds.Load(), LostLeases: c.lostLeases.Load(),
+		Errors: c.errors.Load(), Joins: c.joins.Load(), Releases: c.releases.Load(),
+		Enters: c.enters.Load(),
+	}
+}
+
+// Trigger asks the running loop for a round now (Release calls it).
+func (e *Engine) Trigger() {
+	select {
+	case e.trigger <- struct{}{}:
+	default:
+	}
+}
+
+// Dead reports whether a fail point killed this engine.
+func (e *Engine) Dead() bool { return e.dead.Load() }
+
+// fail consults the FailPoint hook; true means the instance is now dead.
+func (e *Engine) fail(point string) bool {
+	if e.dead.Load() {
+		return true
+	}
+	if f := e.opt.Hooks.FailPoint; f != nil && f(point) {
+		e.dead.Store(true)
+		return true
+	}
+	return false
+}
+
+// Round runs one admission round: reload the settings, reclaim expired
+// sessions, admit by the strategy. Run calls it every period; tests and the
+// bench may call it directly.
+func (e *Engine) Round(ctx context.Context) (RoundResult, error) {
+	var r RoundResult
+	if e.fail("round:start") {
+		return r, ErrKilled
+	}
+	set, err := e.Settings(ctx)
+	if err != nil {
+		e.c.errors.Add(1)
+		return r, err
+	}
+	now := e.clock.Now()
+	err = e.strategy.admit(ctx, e, now, set, &r)
+	e.c.rounds.Add(1)
+	e.c.admitted.Add(uint64(len(r.Admitted)))
+	e.c.dropped.Add(uint64(r.Dropped))
+	e.c.reclaimed.Add(uint64(r.Reclaimed))
+	e.c.rollbacks.Add(uint64(r.Rollbacks))
+	if r.Leader {
+		e.c.leaderRounds.Add(1)
+	}
+	if r.LostLease {
+		e.c.lostLeases.Add(1)
+	}
+	if len(r.Admitted) > 0 {
+		e.mu.Lock()
+		e.rate.valid = false // this instance just changed the rate
+		e.mu.Unlock()
+		if e.opt.Hooks.OnAdmit != nil {
+			e.opt.Hooks.OnAdmit(r.Admitted)
+		}
+	}
+	if err != nil && !errors.Is(err, ErrKilled) {
+		e.c.errors.Add(1)
+	}
+	return r, err
+}
+
+// reclaim removes expired sessions (deadline <= now) from the active set.
+func (e *Engine) reclaim(ctx context.Context, now time.Time) (int64, error) {
+	return e.rdb.ZRemRangeByScore(ctx, e.k.active, "-inf", itoa(now.UnixMilli())).Result()
+}
+
+// Run initialises the queue in the store and runs admission rounds every
+// period and after every Release on this instance, until ctx is done (it then
+// returns nil) or a fail point kills the instance (ErrKilled). Store errors
+// are logged and the loop goes on, so it recovers when the store returns.
+func (e *Engine) Run(ctx context.Context) error {
+	for {
+		err := e.Init(ctx)
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		e.log.Warn("init failed", "err", err)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(e.opt.Period):
+		}
+	}
+	t := time.NewTicker(e.opt.Period)
+	defer t.Stop()
+	var lastErr time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		case <-e.trigger:
+		}
+		_, err := e.Round(ctx)
+		switch {
+		case err == nil:
+		case errors.Is(err, ErrKilled):
+			return ErrKilled
+		case ctx.Err() != nil:
+			return nil
+		default:
+			if time.Since(lastErr) > 5*time.Second { // do not flood the log while the store is down
+				e.log.Warn("admission round failed", "err", err)
+				lastErr = time.Now()
+			}
+		}
+	}
+}
+
+func isNil(err error) bool { return err == redis.Nil }
