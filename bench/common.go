@@ -1,10 +1,15 @@
 package bench
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // newReport starts a report for scenario with its parameters and this machine.
@@ -42,4 +47,58 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// storeMissing lists what the queue needs that the store lacks: sorted sets and
+// hashes always, EVAL for the atomic strategy.
+func storeMissing(ctx context.Context, t *Target) (missing []string) {
+	c := t.Client(1)
+	defer c.Close()
+	key := "bench:probe:" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	defer c.Del(ctx, key+":z", key+":h")
+	if err := c.ZAdd(ctx, key+":z", redis.Z{Score: 1, Member: "a"}).Err(); err != nil {
+		missing = append(missing, "sorted sets ("+err.Error()+")")
+	}
+	if err := c.HSetNX(ctx, key+":h", "f", "v").Err(); err != nil {
+		missing = append(missing, "hashes ("+err.Error()+")")
+	}
+	if err := c.Eval(ctx, "return 1", nil).Err(); err != nil {
+		missing = append(missing, "EVAL ("+err.Error()+")")
+	}
+	return missing
+}
+
+// needsEval reports whether a strategy runs a script.
+func needsEval(strategy string) bool { return strategy == "atomic" }
+
+// lacksEvalOnly reports whether the only thing missing is EVAL.
+func lacksEvalOnly(missing []string) bool {
+	return len(missing) == 1 && strings.HasPrefix(missing[0], "EVAL")
+}
+
+// percentiles formats p50 / p95 / p99 of v (ms).
+func percentiles(v []float64) string {
+	if len(v) == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%s / %s / %s", ms(quantile(v, 0.50)), ms(quantile(v, 0.95)), ms(quantile(v, 0.99)))
+}
+
+func ms(f float64) string {
+	if f >= 100 {
+		return strconv.FormatFloat(f, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(f, 'f', 1, 64)
+}
+
+// Latency is the p50 / p95 / p99 of one kind of request, in milliseconds.
+type Latency struct {
+	P50 float64 `json:"p50_ms"`
+	P95 float64 `json:"p95_ms"`
+	P99 float64 `json:"p99_ms"`
+	N   int     `json:"n"`
+}
+
+func latencyOf(v []float64) Latency {
+	return Latency{P50: quantile(v, 0.5), P95: quantile(v, 0.95), P99: quantile(v, 0.99), N: len(v)}
 }
