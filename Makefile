@@ -9,8 +9,8 @@ help: ## list the targets
 build: ## build every binary into bin/
 	$(GO) build -o $(BIN)/ ./cmd/...
 
-run: build ## start MyRedis on 127.0.0.1:6379 in the foreground
-	$(BIN)/myredis --port 6379
+run: build ## start MyRedis, three queue instances (8081-8083) and the demo target (9000); Ctrl-C stops all
+	BIN=$(BIN) bash scripts/run.sh
 
 test: ## run every test (differential tests need redis-server; .ci/run installs it)
 	$(GO) vet ./...

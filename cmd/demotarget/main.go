@@ -1,0 +1,70 @@
+// Command demotarget is the protected site of the demo: it admits visitors
+// who bring a pass from the waiting room (calling the queue's /enter) and
+// gives their place back when they leave (/release). With --crowd N it also
+// simulates N visitors so the demo queue moves.
+//
+//	demotarget --listen 127.0.0.1:9000 --queue-url http://127.0.0.1:8081,http://127.0.0.1:8082 --queue demo
+//
+// Every flag also comes from the environment (DEMOTARGET_QUEUE_URL, ...).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"waitroom/cmd/internal/envflag"
+	"waitroom/queue/demosite"
+)
+
+func main() {
+	fs := flag.NewFlagSet("demotarget", flag.ContinueOnError)
+	listen := fs.String("listen", "127.0.0.1:9000", "HTTP listen address")
+	urls := fs.String("queue-url", "http://127.0.0.1:8081", "comma-separated base URLs of queue instances, tried in order")
+	name := fs.String("queue", "demo", "the queue that guards this site")
+	crowd := fs.Int("crowd", 0, "simulated visitors that keep the queue busy")
+	hold := fs.Duration("crowd-hold", 10*time.Second, "mean time a simulated visitor stays once in")
+	if err := envflag.Parse(fs, "DEMOTARGET", os.Args[1:], nil); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return
+		}
+		fmt.Fprintln(os.Stderr, "demotarget:", err)
+		os.Exit(2)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("component", "demotarget")
+	queueURLs := strings.Split(*urls, ",")
+	site, err := demosite.New(demosite.Config{QueueURLs: queueURLs, Queue: *name, Logger: log})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "demotarget:", err)
+		os.Exit(2)
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		log.Error("cannot listen", "err", err)
+		os.Exit(1)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if *crowd > 0 {
+		c := &demosite.Crowd{QueueURLs: queueURLs, Queue: *name, Users: *crowd, Hold: *hold}
+		go c.Run(ctx)
+		log.Info("simulating a crowd", "visitors", *crowd, "hold", *hold)
+	}
+	srv := &http.Server{Handler: site, ReadHeaderTimeout: 5 * time.Second, WriteTimeout: 15 * time.Second}
+	go srv.Serve(ln)
+	log.Info("listening", "addr", ln.Addr().String(), "queue", *name, "queue_urls", *urls)
+	<-ctx.Done()
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	srv.Shutdown(sctx)
+}

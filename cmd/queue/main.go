@@ -1,0 +1,329 @@
+// Command queue is one instance of the waiting room: the admission loops of
+// its queues plus the HTTP API and page. Run any number of instances against
+// one store; they share everything through it.
+//
+//	queue --listen :8081 --redis-url redis://127.0.0.1:6379/0 --queue tickets --slot 100 \
+//	      --secret "$SECRET" --admin-token "$TOKEN" --target-url http://127.0.0.1:9000/checkout
+//
+// Every flag also comes from the environment (QUEUE_REDIS_URL, ...).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/redis/go-redis/v9"
+
+	"waitroom/cmd/internal/envflag"
+	"waitroom/queue"
+	"waitroom/queue/httpapi"
+)
+
+// devSecret is used by --dev when no secret is given, so the instances that
+// `make run` starts agree on signatures. Never use it in production.
+const devSecret = "waitroom-dev-secret-do-not-use-in-production"
+
+const minSecretLen = 32
+
+type globals struct {
+	listen, redisURL, secret, adminToken, targetURL, instanceID string
+	logLevel, logFormat                                         string
+	redisCluster, dev                                           bool
+	slot                                                        int
+	session, ticketTTL, period, shutdownTimeout                 time.Duration
+	strategy                                                    queue.Strategy
+	queues                                                      queueList
+}
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	var g globals
+	fs := flag.NewFlagSet("queue", flag.ContinueOnError)
+	fs.StringVar(&g.listen, "listen", ":8081", "HTTP listen address")
+	fs.StringVar(&g.redisURL, "redis-url", "redis://127.0.0.1:6379/0", "the store: MyRedis or Redis (redis://[:password@]host:port/db, rediss:// for TLS)")
+	fs.BoolVar(&g.redisCluster, "redis-cluster", false, "the store is a Redis Cluster (seed nodes as redis://host:port?addr=host2:port2)")
+	fs.Var(&g.queues, "queue", "a `queue` to serve, as name[:slot=N,session=D,ticket-ttl=D,period=D,strategy=S,target-url=URL]; repeat for several (default tickets)")
+	fs.IntVar(&g.slot, "slot", queue.DefaultSettings.Slot, "default cap of admitted users per queue (the store's value wins once set)")
+	fs.DurationVar(&g.session, "session", queue.DefaultSettings.Session, "default session length of an admitted user without heartbeat")
+	fs.DurationVar(&g.ticketTTL, "ticket-ttl", queue.DefaultSettings.TicketTTL, "default life of a waiting ticket without a status poll")
+	fs.DurationVar(&g.period, "period", 200*time.Millisecond, "admission period")
+	g.strategy = queue.Atomic
+	fs.Var((*strategyFlag)(&g.strategy), "strategy", "admission `strategy`: naive, leader, optimistic or atomic")
+	fs.StringVar(&g.secret, "secret", "", "HMAC secret shared by all instances, at least 32 bytes (required unless --dev)")
+	fs.StringVar(&g.adminToken, "admin-token", "", "bearer token for PUT /v1/queues/{q} (empty: admin API off)")
+	fs.StringVar(&g.targetURL, "target-url", "", "where admitted users are sent, with ?pass=...")
+	fs.StringVar(&g.instanceID, "instance-id", "", "this instance's name in logs and leases (default hostname:port)")
+	fs.BoolVar(&g.dev, "dev", false, "development mode: allow a missing or short secret")
+	fs.StringVar(&g.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&g.logFormat, "log-format", "text", "text or json")
+	fs.DurationVar(&g.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long requests in flight may take on SIGTERM")
+	if err := envflag.Parse(fs, "QUEUE", args, nil); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintln(os.Stderr, "queue:", err)
+		return 2
+	}
+	log, err := newLogger(g.logLevel, g.logFormat)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "queue:", err)
+		return 2
+	}
+	if err := g.check(log); err != nil {
+		fmt.Fprintln(os.Stderr, "queue:", err)
+		return 2
+	}
+	if err := serve(g, log); err != nil {
+		log.Error("stopped", "err", err)
+		return 1
+	}
+	return 0
+}
+
+// strategyFlag is --strategy, checked as it is set.
+type strategyFlag queue.Strategy
+
+func (f *strategyFlag) String() string { return string(*f) }
+
+func (f *strategyFlag) Set(v string) error {
+	s, err := queue.ParseStrategy(v)
+	if err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "queue: "))
+	}
+	*f = strategyFlag(s)
+	return nil
+}
+
+// check validates the flags and fills the derived defaults.
+func (g *globals) check(log *slog.Logger) error {
+	switch {
+	case len(g.secret) >= minSecretLen:
+	case g.dev && g.secret == "":
+		g.secret = devSecret
+		log.Warn("dev mode: using the built-in secret; never do this in production")
+	case g.dev:
+		log.Warn("dev mode: the secret is shorter than 32 bytes")
+	default:
+		return fmt.Errorf("--secret (QUEUE_SECRET) must be at least %d bytes and the same on every instance; --dev allows a short one", minSecretLen)
+	}
+	if len(g.queues) == 0 {
+		g.queues = queueList{{name: "tickets", set: map[string]bool{}}}
+	}
+	if g.instanceID == "" {
+		host, _ := os.Hostname()
+		_, port, err := net.SplitHostPort(g.listen)
+		if err != nil {
+			return fmt.Errorf("--listen %q: %v", g.listen, err)
+		}
+		g.instanceID = host + ":" + port
+	}
+	if g.slot < 1 || g.session <= 0 || g.ticketTTL <= 0 || g.period <= 0 {
+		return errors.New("--slot, --session, --ticket-ttl and --period must be positive")
+	}
+	return nil
+}
+
+func newLogger(level, format string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
+	}
+	opt := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(os.Stderr, opt)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(os.Stderr, opt)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", format)
+}
+
+// redisLog routes go-redis's own messages (failed dials, mostly) to slog,
+// at most one every few seconds so an outage does not flood the log.
+type redisLog struct {
+	log  *slog.Logger
+	last atomic.Int64
+}
+
+func (r *redisLog) Printf(_ context.Context, format string, v ...any) {
+	now := time.Now().UnixNano()
+	if last := r.last.Load(); now-last < int64(5*time.Second) || !r.last.CompareAndSwap(last, now) {
+		return
+	}
+	r.log.Warn("store client", "detail", fmt.Sprintf(format, v...))
+}
+
+func newStore(g globals) (redis.UniversalClient, error) {
+	const timeout = time.Second
+	if g.redisCluster {
+		o, err := redis.ParseClusterURL(g.redisURL)
+		if err != nil {
+			return nil, fmt.Errorf("--redis-url: %v", err)
+		}
+		o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = timeout, timeout, timeout, timeout
+		return redis.NewClusterClient(o), nil
+	}
+	o, err := redis.ParseURL(g.redisURL)
+	if err != nil {
+		return nil, fmt.Errorf("--redis-url: %v", err)
+	}
+	o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = timeout, timeout, timeout, timeout
+	return redis.NewClient(o), nil
+}
+
+// serve runs the instance until SIGINT or SIGTERM.
+func serve(g globals, log *slog.Logger) error {
+	log = log.With("instance", g.instanceID)
+	redis.SetLogger(&redisLog{log: log})
+	rdb, err := newStore(g)
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+
+	var api *httpapi.Server
+	var engines []*queue.Engine
+	var rooms []httpapi.Queue
+	needEval := false
+	for _, spec := range g.queues {
+		spec := spec.withDefaults(g)
+		name := spec.name
+		eng, err := queue.New(rdb, name, queue.Options{
+			Strategy:   spec.strategy,
+			Period:     spec.period,
+			InstanceID: g.instanceID,
+			Secret:     []byte(g.secret),
+			Defaults:   queue.Settings{Slot: spec.slot, Session: spec.session, TicketTTL: spec.ticketTTL},
+			Logger:     log,
+			Hooks: queue.Hooks{OnAdmit: func([]queue.Admission) {
+				if api != nil {
+					api.Notify(name)
+				}
+			}},
+		})
+		if err != nil {
+			return err
+		}
+		needEval = needEval || spec.strategy == queue.Atomic
+		engines = append(engines, eng)
+		rooms = append(rooms, httpapi.Queue{Engine: eng, TargetURL: spec.targetURL})
+		log.Info("queue", "queue", name, "strategy", spec.strategy, "slot", spec.slot, "session", spec.session,
+			"ticket_ttl", spec.ticketTTL, "period", spec.period, "target_url", spec.targetURL)
+	}
+	if err := probeStore(rdb, needEval, log); err != nil {
+		return err
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	api, err = httpapi.New(httpapi.Config{Queues: rooms, Store: rdb, AdminToken: g.adminToken, Logger: log, Registry: reg})
+	if err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", g.listen)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           api,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      15 * time.Second, // event streams lift it for themselves
+		IdleTimeout:       60 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+
+	loops, stopLoops := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for _, eng := range engines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := eng.Run(loops); err != nil {
+				log.Error("admission loop stopped", "queue", eng.Name(), "err", err)
+			}
+		}()
+	}
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	log.Info("listening", "addr", ln.Addr().String(), "store", redactURL(g.redisURL),
+		"queues", g.queues.String(), "admin_api", g.adminToken != "")
+
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	var runErr error
+	select {
+	case s := <-sig:
+		log.Info("shutting down", "signal", s.String())
+	case runErr = <-served:
+	}
+	// Stop admitting first, then let requests in flight finish. A second
+	// signal stops at once.
+	go func() {
+		<-sig
+		log.Warn("second signal: exiting now")
+		os.Exit(1)
+	}()
+	api.Drain()
+	stopLoops()
+	wg.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), g.shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		log.Warn("requests still running at the shutdown timeout", "err", err)
+	}
+	if runErr != nil && !errors.Is(runErr, http.ErrServerClosed) {
+		return runErr
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// probeStore checks the store once at start. An unreachable store is only a
+// warning (the instance serves 503s and recovers when it appears); a store
+// that answers but lacks EVAL cannot run the atomic strategy at all.
+func probeStore(rdb redis.UniversalClient, needEval bool, log *slog.Logger) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		log.Warn("store unreachable; serving 503 until it answers", "err", err)
+		return nil
+	}
+	if needEval {
+		err := rdb.Eval(ctx, "return 1", nil).Err()
+		var re redis.Error
+		if errors.As(err, &re) && strings.Contains(strings.ToLower(re.Error()), "unknown command") {
+			return fmt.Errorf("the store has no EVAL, which the atomic strategy needs: %v (use --strategy optimistic, or a store with scripting)", err)
+		}
+	}
+	return nil
+}
+
+// redactURL hides a password in a redis URL for the logs.
+func redactURL(s string) string {
+	if i := strings.Index(s, "@"); i >= 0 {
+		if j := strings.Index(s, "://"); j >= 0 && j < i {
+			return s[:j+3] + "***" + s[i:]
+		}
+	}
+	return s
+}

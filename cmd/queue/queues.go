@@ -1,0 +1,128 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"waitroom/queue"
+)
+
+// queueSpec is one --queue: a name and the settings that differ from the
+// global flags.
+//
+//	--queue tickets
+//	--queue "concert:slot=50,session=3m,ticket-ttl=2m,strategy=optimistic,period=100ms,target-url=https://shop.example/checkout"
+//
+// The flag repeats; in QUEUE_QUEUE several specs are separated by ';' or
+// whitespace.
+type queueSpec struct {
+	name      string
+	slot      int
+	session   time.Duration
+	ticketTTL time.Duration
+	period    time.Duration
+	strategy  queue.Strategy
+	targetURL string
+	set       map[string]bool // the keys given in the spec
+}
+
+type queueList []queueSpec
+
+func (l *queueList) String() string {
+	names := make([]string, len(*l))
+	for i, q := range *l {
+		names[i] = q.name
+	}
+	return strings.Join(names, ";")
+}
+
+func (l *queueList) Set(v string) error {
+	for _, s := range strings.FieldsFunc(v, func(r rune) bool { return r == ';' || r == ' ' || r == '\n' || r == '\t' }) {
+		spec, err := parseQueueSpec(s)
+		if err != nil {
+			return err
+		}
+		for _, q := range *l {
+			if q.name == spec.name {
+				return fmt.Errorf("queue %q given twice", spec.name)
+			}
+		}
+		*l = append(*l, spec)
+	}
+	return nil
+}
+
+func parseQueueSpec(s string) (queueSpec, error) {
+	name, opts, _ := strings.Cut(s, ":")
+	spec := queueSpec{name: name, set: map[string]bool{}}
+	if name == "" {
+		return spec, fmt.Errorf("queue spec %q: empty name", s)
+	}
+	if opts == "" {
+		return spec, nil
+	}
+	for _, kv := range strings.Split(opts, ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || v == "" {
+			return spec, fmt.Errorf("queue %s: %q is not key=value", name, kv)
+		}
+		var err error
+		switch k {
+		case "slot":
+			spec.slot, err = strconv.Atoi(v)
+			if err == nil && spec.slot < 1 {
+				err = fmt.Errorf("must be at least 1")
+			}
+		case "session":
+			spec.session, err = positiveDuration(v)
+		case "ticket-ttl":
+			spec.ticketTTL, err = positiveDuration(v)
+		case "period":
+			spec.period, err = positiveDuration(v)
+		case "strategy":
+			spec.strategy, err = queue.ParseStrategy(v)
+		case "target-url":
+			spec.targetURL = v
+		default:
+			return spec, fmt.Errorf("queue %s: unknown setting %q (want slot, session, ticket-ttl, period, strategy, target-url)", name, k)
+		}
+		if err != nil {
+			return spec, fmt.Errorf("queue %s: %s=%s: %v", name, k, v, err)
+		}
+		spec.set[k] = true
+	}
+	return spec, nil
+}
+
+func positiveDuration(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err == nil && d <= 0 {
+		err = fmt.Errorf("must be positive")
+	}
+	return d, err
+}
+
+// withDefaults fills the settings the spec left out from the global flags.
+func (q queueSpec) withDefaults(g globals) queueSpec {
+	if !q.set["slot"] {
+		q.slot = g.slot
+	}
+	if !q.set["session"] {
+		q.session = g.session
+	}
+	if !q.set["ticket-ttl"] {
+		q.ticketTTL = g.ticketTTL
+	}
+	if !q.set["period"] {
+		q.period = g.period
+	}
+	if !q.set["strategy"] {
+		q.strategy = g.strategy
+	}
+	if !q.set["target-url"] {
+		q.targetURL = g.targetURL
+	}
+	return q
+}

@@ -1,0 +1,372 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"math"
+	"net/http"
+	"time"
+	"unicode/utf8"
+
+	"waitroom/queue"
+)
+
+// Response bodies. Times are RFC 3339 in UTC with milliseconds.
+
+type waitingBody struct {
+	State       string   `json:"state"` // "waiting"
+	Ticket      string   `json:"ticket,omitempty"`
+	Position    int64    `json:"position"`    // 1 = next in
+	Ahead       int64    `json:"ahead"`       // people in front
+	ETASeconds  *float64 `json:"eta_seconds"` // null until the queue has an admission rate
+	PollAfterMs int64    `json:"poll_after_ms"`
+}
+
+type admittedBody struct {
+	State       string `json:"state"` // "admitted"
+	Ticket      string `json:"ticket,omitempty"`
+	Pass        string `json:"pass"`
+	ExpiresAt   string `json:"expires_at"`
+	RedirectURL string `json:"redirect_url,omitempty"`
+}
+
+type enteredBody struct {
+	State     string `json:"state"` // "entered"
+	Ticket    string `json:"ticket"`
+	ExpiresAt string `json:"expires_at"`
+}
+
+type queueBody struct {
+	Name             string  `json:"name"`
+	Slot             int     `json:"slot"`
+	Active           int64   `json:"active"`
+	Waiting          int64   `json:"waiting"`
+	AdmittedTotal    int64   `json:"admitted_total"`
+	AdmitRatePerS    float64 `json:"admit_rate_per_s"`
+	Strategy         string  `json:"strategy"`
+	SessionSeconds   float64 `json:"session_seconds"`
+	TicketTTLSeconds float64 `json:"ticket_ttl_seconds"`
+	Instance         string  `json:"instance"`
+}
+
+const maxUserLen = 128
+
+func timeJSON(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
+
+// pollAfter tells a waiting client when to ask again: soon near the front,
+// rarely far back, and always well within the ticket TTL that the polls
+// keep alive.
+func pollAfter(ahead int64, ticketTTL time.Duration) time.Duration {
+	d := 500*time.Millisecond + time.Duration(ahead)*20*time.Millisecond
+	limit := 15 * time.Second
+	if ttl := ticketTTL / 4; ttl < limit {
+		limit = ttl
+	}
+	d = min(d, limit)
+	return max(d, 50*time.Millisecond)
+}
+
+// statusResponse renders an engine status as the API's status code and body.
+// ticket is echoed when non-empty (join).
+func (s *Server) statusResponse(ctx context.Context, rm *room, st queue.Status, ticket string) (int, any) {
+	switch st.State {
+	case queue.StateWaiting:
+		b := waitingBody{State: "waiting", Ticket: ticket, Position: st.Position + 1, Ahead: st.Position,
+			PollAfterMs: pollAfter(st.Position, rm.ticketTTL(ctx)).Milliseconds()}
+		if st.HasETA {
+			eta := math.Round(st.ETA.Seconds()*10) / 10
+			b.ETASeconds = &eta
+		}
+		return http.StatusOK, b
+	case queue.StateAdmitted:
+		return http.StatusOK, admittedBody{State: "admitted", Ticket: ticket, Pass: st.Pass,
+			ExpiresAt: timeJSON(st.ExpiresAt), RedirectURL: rm.redirect(st.Pass)}
+	}
+	reason := st.Reason
+	if reason == "" {
+		reason = "ticket expired"
+	}
+	return http.StatusGone, errorBody{State: "expired", Error: reason}
+}
+
+// redirect is the target URL with the pass added, or "" without a target.
+func (rm *room) redirect(pass string) string {
+	if rm.target == nil {
+		return ""
+	}
+	u := *rm.target
+	q := u.Query()
+	q.Set("pass", pass)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// ticketTTL is the queue's ticket TTL, read from the store at most every few
+// seconds (it only caps poll_after_ms, so a slightly old value is fine).
+func (rm *room) ticketTTL(ctx context.Context) time.Duration {
+	rm.mu.Lock()
+	ttl, at := rm.ttl, rm.ttlAt
+	rm.mu.Unlock()
+	if ttl > 0 && time.Since(at) < 5*time.Second {
+		return ttl
+	}
+	set, err := rm.eng.Settings(ctx)
+	if err != nil {
+		if ttl > 0 {
+			return ttl
+		}
+		return queue.DefaultSettings.TicketTTL
+	}
+	rm.mu.Lock()
+	rm.ttl, rm.ttlAt = set.TicketTTL, time.Now()
+	rm.mu.Unlock()
+	return set.TicketTTL
+}
+
+// join: POST /v1/queues/{q}/join {"user": "optional id"}.
+func (s *Server) join(w http.ResponseWriter, r *http.Request) {
+	rm, ok := s.room(w, r)
+	if !ok {
+		return
+	}
+	var req struct {
+		User string `json:"user"`
+	}
+	if !s.decodeBody(w, r, &req, true) {
+		return
+	}
+	if len(req.User) > maxUserLen || !utf8.ValidString(req.User) {
+		writeError(w, http.StatusBadRequest, "user must be valid UTF-8 of at most %d bytes", maxUserLen)
+		return
+	}
+	ctx, cancel := s.withStore(r)
+	defer cancel()
+	st, err := rm.eng.Join(ctx, req.User)
+	if err != nil {
+		s.fail(w, r, "join", err)
+		return
+	}
+	if st.State == queue.StateWaiting && st.Position == 0 {
+		// At the head: there may be a free place now, so do not make the
+		// first person in an idle queue wait a whole period.
+		rm.eng.Trigger()
+	}
+	code, body := s.statusResponse(ctx, rm, st, rm.eng.SignTicket(st.Ticket))
+	writeJSON(w, code, body)
+}
+
+// status: GET /v1/queues/{q}/status with the ticket as bearer token. A poll
+// keeps a waiting ticket alive.
+func (s *Server) status(w http.ResponseWriter, r *http.Request) {
+	rm, ok := s.room(w, r)
+	if !ok {
+		return
+	}
+	id, ok := s.ticketID(w, r, rm, bearer(r))
+	if !ok {
+		return
+	}
+	ctx, cancel := s.withStore(r)
+	defer cancel()
+	st, err := rm.eng.Status(ctx, id)
+	if err != nil {
+		s.fail(w, r, "status", err)
+		return
+	}
+	code, body := s.statusResponse(ctx, rm, st, "")
+	writeJSON(w, code, body)
+}
+
+// enter: POST /v1/queues/{q}/enter {"pass"}, called by the protected site.
+// The pass works once; the answer carries the ticket token the site may use
+// for heartbeat and release.
+func (s *Server) enter(w http.ResponseWriter, r *http.Request) {
+	rm, ok := s.room(w, r)
+	if !ok {
+		return
+	}
+	var req struct {
+		Pass string `json:"pass"`
+	}
+	if !s.decodeBody(w, r, &req, false) {
+		return
+	}
+	if req.Pass == "" {
+		writeError(w, http.StatusBadRequest, `field "pass" is required`)
+		return
+	}
+	ctx, cancel := s.withStore(r)
+	defer cancel()
+	id, deadline, err := rm.eng.Enter(ctx, req.Pass)
+	if err != nil {
+		s.fail(w, r, "enter", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, enteredBody{State: "entered", Ticket: rm.eng.SignTicket(id), ExpiresAt: timeJSON(deadline)})
+}
+
+// heartbeat: POST /v1/queues/{q}/heartbeat extends an admitted session.
+func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
+	rm, ok := s.room(w, r)
+	if !ok {
+		return
+	}
+	id, ok := s.ticketID(w, r, rm, bearer(r))
+	if !ok {
+		return
+	}
+	ctx, cancel := s.withStore(r)
+	defer cancel()
+	deadline, err := rm.eng.Heartbeat(ctx, id)
+	if errors.Is(err, queue.ErrNotAdmitted) {
+		st, err := rm.eng.Status(ctx, id)
+		if err != nil {
+			s.fail(w, r, "heartbeat", err)
+			return
+		}
+		if st.State == queue.StateWaiting {
+			writeJSON(w, http.StatusConflict, errorBody{Error: "not admitted yet", State: "waiting"})
+			return
+		}
+		writeJSON(w, http.StatusGone, errorBody{Error: "session ended", State: "expired"})
+		return
+	}
+	if err != nil {
+		s.fail(w, r, "heartbeat", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"state": "admitted", "expires_at": timeJSON(deadline)})
+}
+
+// release: POST /v1/queues/{q}/release ends a ticket, waiting or admitted.
+// Releasing an admitted ticket admits the next person at once. Releasing
+// twice is harmless: the second answer says released false.
+func (s *Server) release(w http.ResponseWriter, r *http.Request) {
+	rm, ok := s.room(w, r)
+	if !ok {
+		return
+	}
+	id, ok := s.ticketID(w, r, rm, bearer(r))
+	if !ok {
+		return
+	}
+	ctx, cancel := s.withStore(r)
+	defer cancel()
+	released, err := rm.eng.Release(ctx, id)
+	if err != nil {
+		s.fail(w, r, "release", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"released": released})
+}
+
+// list: GET /v1/queues names the queues this instance serves.
+func (s *Server) list(w http.ResponseWriter, r *http.Request) {
+	type item struct {
+		Name string `json:"name"`
+		Page string `json:"page"`
+	}
+	out := []item{}
+	for _, n := range s.names {
+		out = append(out, item{Name: n, Page: "/q/" + n})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"queues": out})
+}
+
+// info: GET /v1/queues/{q}.
+func (s *Server) info(w http.ResponseWriter, r *http.Request) {
+	rm, ok := s.room(w, r)
+	if !ok {
+		return
+	}
+	ctx, cancel := s.withStore(r)
+	defer cancel()
+	s.writeInfo(ctx, w, r, rm)
+}
+
+func (s *Server) writeInfo(ctx context.Context, w http.ResponseWriter, r *http.Request, rm *room) {
+	st, err := rm.eng.Stats(ctx)
+	if err != nil {
+		s.fail(w, r, "stats", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, queueBody{
+		Name: st.Name, Slot: st.Settings.Slot, Active: st.Active, Waiting: st.Waiting,
+		AdmittedTotal: st.AdmittedTotal, AdmitRatePerS: math.Round(st.AdmitRate*100) / 100,
+		Strategy: string(st.Strategy), SessionSeconds: st.Settings.Session.Seconds(),
+		TicketTTLSeconds: st.Settings.TicketTTL.Seconds(), Instance: rm.eng.InstanceID(),
+	})
+}
+
+// update: PUT /v1/queues/{q} with the admin token sets the slot, session and
+// ticket TTL for every instance (each picks them up at its next round).
+// Fields left out keep their value.
+func (s *Server) update(w http.ResponseWriter, r *http.Request) {
+	rm, ok := s.room(w, r)
+	if !ok {
+		return
+	}
+	tok := bearer(r)
+	switch {
+	case tok == "":
+		w.Header().Set("WWW-Authenticate", `Bearer realm="waitroom-admin"`)
+		writeError(w, http.StatusUnauthorized, "missing admin token (Authorization: Bearer <token>)")
+		return
+	case s.cfg.AdminToken == "":
+		writeError(w, http.StatusForbidden, "the admin API is disabled on this instance (no --admin-token)")
+		return
+	case subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.AdminToken)) != 1:
+		writeError(w, http.StatusForbidden, "wrong admin token")
+		return
+	}
+	var req struct {
+		Slot             *int     `json:"slot"`
+		SessionSeconds   *float64 `json:"session_seconds"`
+		TicketTTLSeconds *float64 `json:"ticket_ttl_seconds"`
+	}
+	if !s.decodeBody(w, r, &req, false) {
+		return
+	}
+	if req.Slot == nil && req.SessionSeconds == nil && req.TicketTTLSeconds == nil {
+		writeError(w, http.StatusBadRequest, "nothing to change: give slot, session_seconds or ticket_ttl_seconds")
+		return
+	}
+	const maxDur = 24 * 3600
+	if req.Slot != nil && (*req.Slot < 1 || *req.Slot > 1_000_000) {
+		writeError(w, http.StatusBadRequest, "slot must be between 1 and 1000000")
+		return
+	}
+	for name, v := range map[string]*float64{"session_seconds": req.SessionSeconds, "ticket_ttl_seconds": req.TicketTTLSeconds} {
+		if v != nil && (*v < 1 || *v > maxDur || math.IsNaN(*v)) {
+			writeError(w, http.StatusBadRequest, "%s must be between 1 and %d", name, maxDur)
+			return
+		}
+	}
+	ctx, cancel := s.withStore(r)
+	defer cancel()
+	set, err := rm.eng.Settings(ctx)
+	if err != nil {
+		s.fail(w, r, "settings", err)
+		return
+	}
+	if req.Slot != nil {
+		set.Slot = *req.Slot
+	}
+	if req.SessionSeconds != nil {
+		set.Session = time.Duration(*req.SessionSeconds * float64(time.Second)).Round(time.Millisecond)
+	}
+	if req.TicketTTLSeconds != nil {
+		set.TicketTTL = time.Duration(*req.TicketTTLSeconds * float64(time.Second)).Round(time.Millisecond)
+	}
+	if err := rm.eng.SetSettings(ctx, set); err != nil {
+		s.fail(w, r, "settings", err)
+		return
+	}
+	rm.mu.Lock()
+	rm.ttl = 0
+	rm.mu.Unlock()
+	s.log.Info("queue settings changed", "queue", rm.eng.Name(), "slot", set.Slot,
+		"session", set.Session, "ticket_ttl", set.TicketTTL)
+	s.writeInfo(ctx, w, r, rm)
+}

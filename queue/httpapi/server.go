@@ -1,0 +1,242 @@
+// Package httpapi serves the waiting room over HTTP: the JSON API that the
+// page and the protected site call, the waiting-room page itself, server-sent
+// events, health checks and Prometheus metrics.
+//
+// It holds no state of its own beyond counters: every answer comes from the
+// queue engines (package queue), which keep everything in the store, so any
+// number of instances can serve the same queues and a ticket issued by one is
+// accepted by all.
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+
+	"waitroom/queue"
+)
+
+// Queue is one waiting room served by the instance.
+type Queue struct {
+	Engine *queue.Engine
+	// TargetURL is where an admitted user is sent, with ?pass=<pass> added.
+	// Empty: the page shows the pass and stays.
+	TargetURL string
+}
+
+// Config configures a Server. Zero fields take the defaults noted.
+type Config struct {
+	Queues []Queue
+	// Store is pinged by /readyz.
+	Store redis.UniversalClient
+	// AdminToken guards PUT /v1/queues/{q}. Empty disables the admin API.
+	AdminToken string
+	Logger     *slog.Logger
+	// Registry receives the metrics and is served on /metrics; default a new
+	// registry with only this package's metrics.
+	Registry *prometheus.Registry
+	// StoreTimeout bounds the store work of one request (default 2s).
+	StoreTimeout time.Duration
+	// RetryAfter is sent with every 503 (default 1s).
+	RetryAfter time.Duration
+	// MaxBodyBytes limits request bodies (default 4 KiB).
+	MaxBodyBytes int64
+	// StreamLifetime ends an event stream after this long so clients
+	// reconnect and spread over instances (default 5m).
+	StreamLifetime time.Duration
+}
+
+// Server is the HTTP layer of one instance. Create it with New.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	rooms   map[string]*room
+	names   []string
+	metrics *metrics
+	handler http.Handler
+
+	draining atomic.Bool   // set by Drain: readiness fails, streams end
+	drainCh  chan struct{} // closed by Drain
+	drainMu  sync.Once
+}
+
+// room is one queue with what the HTTP layer keeps about it.
+type room struct {
+	eng    *queue.Engine
+	target *url.URL
+
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced when this instance admits someone
+	ttl     time.Duration // cached ticket TTL (see ticketTTL)
+	ttlAt   time.Time
+}
+
+// New builds the server. Queue names must be unique.
+func New(cfg Config) (*Server, error) {
+	if len(cfg.Queues) == 0 {
+		return nil, errors.New("httpapi: no queues")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+	}
+	if cfg.StoreTimeout <= 0 {
+		cfg.StoreTimeout = 2 * time.Second
+	}
+	if cfg.RetryAfter <= 0 {
+		cfg.RetryAfter = time.Second
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = 4 << 10
+	}
+	if cfg.StreamLifetime <= 0 {
+		cfg.StreamLifetime = 5 * time.Minute
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, rooms: map[string]*room{}, drainCh: make(chan struct{})}
+	for _, q := range cfg.Queues {
+		name := q.Engine.Name()
+		if _, dup := s.rooms[name]; dup {
+			return nil, fmt.Errorf("httpapi: queue %q configured twice", name)
+		}
+		rm := &room{eng: q.Engine, changed: make(chan struct{})}
+		if q.TargetURL != "" {
+			u, err := url.Parse(q.TargetURL)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return nil, fmt.Errorf("httpapi: queue %q: target url %q is not an absolute http(s) URL", name, q.TargetURL)
+			}
+			rm.target = u
+		}
+		s.rooms[name] = rm
+		s.names = append(s.names, name)
+	}
+	sort.Strings(s.names)
+	m, err := newMetrics(cfg.Registry, s)
+	if err != nil {
+		return nil, err
+	}
+	s.metrics = m
+	s.handler = s.routes()
+	return s, nil
+}
+
+// ServeHTTP serves every route.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// Notify tells the event streams of queue q on this instance that the queue
+// moved (wire it to the engine's OnAdmit hook), so they answer at once
+// instead of at their next poll.
+func (s *Server) Notify(q string) {
+	rm := s.rooms[q]
+	if rm == nil {
+		return
+	}
+	rm.mu.Lock()
+	close(rm.changed)
+	rm.changed = make(chan struct{})
+	rm.mu.Unlock()
+}
+
+func (rm *room) changes() <-chan struct{} {
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	return rm.changed
+}
+
+// Drain starts a graceful shutdown: /readyz fails so load balancers stop
+// sending traffic, and open event streams end (their clients reconnect,
+// to another instance). Requests in flight finish normally.
+func (s *Server) Drain() {
+	s.drainMu.Do(func() {
+		s.draining.Store(true)
+		close(s.drainCh)
+	})
+}
+
+// routes is the whole HTTP surface. Every path also has a method-less
+// pattern, so a wrong method gets a JSON 405 instead of the mux's text one.
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	api := func(method, path string, h http.HandlerFunc) {
+		mux.HandleFunc(method+" "+path, h)
+		allow := method
+		if method == "GET" {
+			allow = "GET, HEAD"
+		}
+		mux.HandleFunc(path, methodNotAllowed(allow))
+	}
+	api("POST", "/v1/queues/{q}/join", s.join)
+	api("GET", "/v1/queues/{q}/status", s.status)
+	api("POST", "/v1/queues/{q}/enter", s.enter)
+	api("POST", "/v1/queues/{q}/heartbeat", s.heartbeat)
+	api("POST", "/v1/queues/{q}/release", s.release)
+	api("GET", "/v1/queues/{q}/events", s.events)
+	api("GET", "/v1/queues", s.list)
+	mux.HandleFunc("GET /v1/queues/{q}", s.info)
+	mux.HandleFunc("PUT /v1/queues/{q}", s.update)
+	mux.HandleFunc("/v1/queues/{q}", methodNotAllowed("GET, HEAD, PUT"))
+	api("GET", "/healthz", s.healthz)
+	api("GET", "/readyz", s.readyz)
+	api("GET", "/metrics", s.metrics.handler(s.cfg.Registry).ServeHTTP)
+	api("GET", "/q/{q}", s.page)
+	api("GET", "/assets/{file}", s.asset)
+	mux.HandleFunc("GET /{$}", s.index)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "no such route: %s", r.URL.Path)
+	})
+	return s.metrics.instrument(mux)
+}
+
+func methodNotAllowed(allow string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", allow)
+		writeError(w, http.StatusMethodNotAllowed, "method %s not allowed (allowed: %s)", r.Method, allow)
+	}
+}
+
+// room finds the request's queue; it writes the 404 itself.
+func (s *Server) room(w http.ResponseWriter, r *http.Request) (*room, bool) {
+	name := r.PathValue("q")
+	rm := s.rooms[name]
+	if rm == nil {
+		writeError(w, http.StatusNotFound, "unknown queue %q", name)
+		return nil, false
+	}
+	return rm, true
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyz answers 200 when the store answers PING, and 503 while the store is
+// unreachable or the instance is shutting down.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	if s.draining.Load() {
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, "shutting down")
+		return
+	}
+	if s.cfg.Store != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), time.Second)
+		defer cancel()
+		if err := s.cfg.Store.Ping(ctx).Err(); err != nil {
+			s.metrics.storeErrors.WithLabelValues("ping").Inc()
+			w.Header().Set("Retry-After", fmt.Sprint(s.retryAfterSeconds()))
+			writeError(w, http.StatusServiceUnavailable, "store unreachable")
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}

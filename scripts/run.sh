@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The whole waiting room on this machine: a store (MyRedis by default), three
+# queue instances on 8081-8083 serving the queue "demo" (slot 100), and the
+# demo target on 9000 with a simulated crowd so the line moves. Ctrl-C stops
+# everything. `make run` builds first and then runs this.
+#
+#   STORE=redis scripts/run.sh     use a real redis-server instead of MyRedis
+#   CROWD=0 scripts/run.sh         no simulated visitors
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BIN=${BIN:-bin}
+STORE=${STORE:-myredis}
+REDIS_PORT=${REDIS_PORT:-6379}
+QUEUE_PORTS=(${QUEUE_PORTS:-8081 8082 8083})
+TARGET_PORT=${TARGET_PORT:-9000}
+SLOT=${SLOT:-100}
+CROWD=${CROWD:-150}
+ADMIN_TOKEN=${ADMIN_TOKEN:-dev-admin-token}
+QUEUE=demo
+
+pids=()
+stop() {
+  trap - INT TERM EXIT
+  echo
+  echo "stopping..."
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  echo "stopped"
+}
+trap stop INT TERM EXIT
+
+# wait_port waits until something listens on 127.0.0.1:$1.
+wait_port() {
+  for _ in $(seq 100); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "nothing listens on port $1" >&2
+  return 1
+}
+
+case $STORE in
+  myredis) "$BIN/myredis" --port "$REDIS_PORT" & ;;
+  redis) redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no --logfile '' & ;;
+  *) echo "STORE must be myredis or redis" >&2; exit 2 ;;
+esac
+pids+=($!)
+wait_port "$REDIS_PORT"
+
+urls=()
+for port in "${QUEUE_PORTS[@]}"; do
+  "$BIN/queue" --dev --listen "127.0.0.1:$port" --redis-url "redis://127.0.0.1:$REDIS_PORT/0" \
+    --queue "$QUEUE" --slot "$SLOT" --admin-token "$ADMIN_TOKEN" \
+    --target-url "http://127.0.0.1:$TARGET_PORT/checkout" &
+  pids+=($!)
+  urls+=("http://127.0.0.1:$port")
+done
+for port in "${QUEUE_PORTS[@]}"; do wait_port "$port"; done
+
+queue_urls=$(IFS=,; echo "${urls[*]}")
+"$BIN/demotarget" --listen "127.0.0.1:$TARGET_PORT" --queue-url "$queue_urls" --queue "$QUEUE" --crowd "$CROWD" &
+pids+=($!)
+wait_port "$TARGET_PORT"
+
+cat <<MSG
+
+  The waiting room is up ($STORE on 127.0.0.1:$REDIS_PORT, slot $SLOT, $CROWD simulated visitors).
+
+  Waiting room    ${urls[0]}/q/$QUEUE   (also ${urls[1]:-}/q/$QUEUE, ${urls[2]:-}/q/$QUEUE)
+  Queue stats     ${urls[0]}/v1/queues/$QUEUE
+  Metrics         ${urls[0]}/metrics
+  Demo target     http://127.0.0.1:$TARGET_PORT/
+
+  Change the slot on every instance:
+    curl -X PUT -H 'Authorization: Bearer $ADMIN_TOKEN' -d '{"slot":20}' ${urls[0]}/v1/queues/$QUEUE
+
+  Ctrl-C stops everything.
+
+MSG
+
+# Stop everything as soon as any process exits on its own.
+wait -n
+echo "a process exited; stopping the rest" >&2
