@@ -77,9 +77,7 @@ func lineChart(file, title, xlabel, ylabel string, series []Series, ref float64,
 			r.Width = vg.Points(1.5)
 			p.Add(r)
 			p.Legend.Add(refName, r)
-			if p.Y.Max < ref*1.1 {
-				p.Y.Max = ref * 1.1
-			}
+			p.Y.Max = max(p.Y.Max, ref) * 1.3 // room above the reference for the legend
 		}
 		p.Y.Min = min(p.Y.Min, 0)
 		return p.Save(chartW, chartH, path)
@@ -147,6 +145,39 @@ func cdfChart(file, title, xlabel string, series []Series) Chart {
 		}
 		p.Y.Min, p.Y.Max = 0, 1
 		p.Legend.Top, p.Legend.Left = false, false
+		return p.Save(chartW, chartH, path)
+	}}
+}
+
+// scatterChart plots points of each series, with the line y = x when diagonal is set.
+func scatterChart(file, title, xlabel, ylabel string, series []Series, diagonal bool) Chart {
+	return Chart{File: file, Title: title, render: func(path string) error {
+		p := newPlot(title, xlabel, ylabel)
+		hi := 0.0
+		for i, s := range series {
+			pts := make(plotter.XYs, len(s.X))
+			for j := range s.X {
+				pts[j] = plotter.XY{X: s.X[j], Y: s.Y[j]}
+				hi = math.Max(hi, math.Max(s.X[j], s.Y[j]))
+			}
+			sc, err := plotter.NewScatter(pts)
+			if err != nil {
+				return err
+			}
+			sc.Color = plotutil.Color(i)
+			sc.Radius = vg.Points(1.5)
+			p.Add(sc)
+			p.Legend.Add(s.Name, sc)
+		}
+		if diagonal {
+			d := plotter.NewFunction(func(x float64) float64 { return x })
+			d.Color = color.Gray{Y: 60}
+			d.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+			p.Add(d)
+			p.Legend.Add("exact", d)
+			p.X.Min, p.Y.Min = 0, 0
+			p.X.Max, p.Y.Max = hi*1.05, hi*1.05
+		}
 		return p.Save(chartW, chartH, path)
 	}}
 }

@@ -328,3 +328,34 @@ func overshootTables(r *Report, res *OvershootResults, p OvershootParams) {
 		r.Charts = append(r.Charts, cdfChart("overshoot-latency.png", "Join (dashed) and status (solid) latency", "ms", cdf))
 	}
 }
+
+// ParseStages reads "20:5s,40:5s" (users per second : duration).
+func ParseStages(s string) ([]stage, error) {
+	var out []stage
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		rate, dur, ok := strings.Cut(f, ":")
+		r, err1 := strconv.ParseFloat(rate, 64)
+		d, err2 := time.ParseDuration(dur)
+		if !ok || err1 != nil || err2 != nil || r <= 0 || d <= 0 {
+			return nil, fmt.Errorf("bad stage %q (want rate:duration, e.g. 40:5s)", f)
+		}
+		out = append(out, stage{Rate: r, For: d})
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no stages")
+	}
+	return out, nil
+}
+
+// FormatStages writes stages as ParseStages reads them.
+func FormatStages(st []stage) string {
+	parts := make([]string, len(st))
+	for i, s := range st {
+		parts[i] = strconv.FormatFloat(s.Rate, 'f', -1, 64) + ":" + s.For.String()
+	}
+	return strings.Join(parts, ",")
+}

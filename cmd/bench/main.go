@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -85,8 +86,11 @@ func splitList(s string) []string {
 type scenario func(ctx context.Context, args []string, out io.Writer) error
 
 var scenarios = map[string]scenario{
-	"race":   runRace,
-	"server": runServer,
+	"race":      runRace,
+	"overshoot": runOvershoot,
+	"period":    runPeriod,
+	"eta":       runEta,
+	"server":    runServer,
 }
 
 func main() {
@@ -242,4 +246,163 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 		}
 	})
 	return set
+}
+
+// roomFlags registers the flags of the scenarios that drive queue instances.
+func roomFlags(fs *flag.FlagSet, p *bench.RoomParams) {
+	fs.StringVar(&p.Store, "store", p.Store, "store the bench starts: myredis or redis")
+	fs.StringVar(&p.Queue, "queue", p.Queue, "queue name on the instances given by --queue-urls")
+}
+
+func (c *common) room(p *bench.RoomParams) {
+	urls := splitList(c.redisURLs)
+	if len(urls) > 0 {
+		p.RedisURL = urls[0]
+	}
+	p.QueueURLs = splitList(c.queueURLs)
+}
+
+func runOvershoot(ctx context.Context, args []string, out io.Writer) error {
+	var c common
+	p := bench.DefaultOvershootParams()
+	fs := flag.NewFlagSet("overshoot", flag.ContinueOnError)
+	c.register(fs)
+	roomFlags(fs, &p.RoomParams)
+	strategies := fs.String("strategies", strings.Join(p.Strategies, ","), "strategies to measure")
+	instances := fs.String("instances", joinInts(p.Instances), "instance counts to measure")
+	stages := fs.String("stages", bench.FormatStages(p.Stages), "arrival stages, rate/s:duration, comma-separated")
+	fs.IntVar(&p.Slot, "slot", p.Slot, "slot (cap of admitted users)")
+	fs.DurationVar(&p.HoldMin, "hold-min", p.HoldMin, "shortest stay of an admitted user")
+	fs.DurationVar(&p.HoldMax, "hold-max", p.HoldMax, "longest stay of an admitted user")
+	fs.Float64Var(&p.Abandon, "abandon", p.Abandon, "share of admitted users who never release")
+	fs.DurationVar(&p.Session, "session", p.Session, "session length (abandoned sessions are reclaimed after it)")
+	fs.DurationVar(&p.Period, "period", p.Period, "admission period of the instances")
+	fs.DurationVar(&p.Drain, "drain", p.Drain, "how long to wait for the queue to empty after the last arrival")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var err error
+	if p.Stages, err = bench.ParseStages(*stages); err != nil {
+		return err
+	}
+	if c.short && !flagSet(fs, "stages") {
+		p.Stages = bench.ShortStages
+	}
+	if c.short && !flagSet(fs, "drain") {
+		p.Drain = 20 * time.Second
+	}
+	p.Strategies = splitList(*strategies)
+	if p.Instances, err = parseInts(*instances); err != nil {
+		return err
+	}
+	c.room(&p.RoomParams)
+	r, err := c.env().Overshoot(ctx, p)
+	if err != nil {
+		return err
+	}
+	return emit(r, c, out)
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range splitList(s) {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("bad count %q", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func runPeriod(ctx context.Context, args []string, out io.Writer) error {
+	var c common
+	p := bench.DefaultPeriodParams()
+	fs := flag.NewFlagSet("period", flag.ContinueOnError)
+	c.register(fs)
+	roomFlags(fs, &p.RoomParams)
+	fs.IntVar(&p.Slot, "slot", p.Slot, "slot (cap of admitted users)")
+	fs.Float64Var(&p.Arrival, "arrival", p.Arrival, "users arriving per second")
+	fs.DurationVar(&p.Session, "session", p.Session, "how long every admitted user stays")
+	periods := fs.String("periods", joinDurations(p.Periods), "admit periods to measure")
+	fs.BoolVar(&p.Event, "event", p.Event, "also measure event-driven admission (release triggers a round)")
+	fs.DurationVar(&p.Duration, "for", p.Duration, "how long users arrive in each run")
+	fs.StringVar(&p.Strategy, "strategy", p.Strategy, "admission strategy of the instances")
+	fs.IntVar(&p.Instances, "instances", p.Instances, "queue instances")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var err error
+	if p.Periods, err = parseDurations(*periods); err != nil {
+		return err
+	}
+	if c.short && !flagSet(fs, "for") {
+		p.Duration = 10 * time.Second
+	}
+	c.room(&p.RoomParams)
+	r, err := c.env().Period(ctx, p)
+	if err != nil {
+		return err
+	}
+	return emit(r, c, out)
+}
+
+func runEta(ctx context.Context, args []string, out io.Writer) error {
+	var c common
+	p := bench.DefaultEtaParams()
+	fs := flag.NewFlagSet("eta", flag.ContinueOnError)
+	c.register(fs)
+	roomFlags(fs, &p.RoomParams)
+	fs.IntVar(&p.Slot, "slot", p.Slot, "slot (cap of admitted users)")
+	stages := fs.String("stages", bench.FormatStages(p.Stages), "arrival stages, rate/s:duration, comma-separated")
+	fs.DurationVar(&p.HoldMin, "hold-min", p.HoldMin, "shortest stay of an admitted user")
+	fs.DurationVar(&p.HoldMax, "hold-max", p.HoldMax, "longest stay of an admitted user")
+	fs.StringVar(&p.Strategy, "strategy", p.Strategy, "admission strategy of the instances")
+	fs.IntVar(&p.Instances, "instances", p.Instances, "queue instances")
+	fs.DurationVar(&p.Period, "period", p.Period, "admission period")
+	fs.DurationVar(&p.Drain, "drain", p.Drain, "how long to wait for the queue to empty after the last arrival")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var err error
+	if p.Stages, err = bench.ParseStages(*stages); err != nil {
+		return err
+	}
+	if c.short && !flagSet(fs, "stages") {
+		p.Stages, _ = bench.ParseStages("10:4s,30:8s")
+	}
+	c.room(&p.RoomParams)
+	r, err := c.env().Eta(ctx, p)
+	if err != nil {
+		return err
+	}
+	return emit(r, c, out)
+}
+
+func joinDurations(v []time.Duration) string {
+	s := make([]string, len(v))
+	for i, d := range v {
+		s[i] = d.String()
+	}
+	return strings.Join(s, ",")
+}
+
+func parseDurations(s string) ([]time.Duration, error) {
+	var out []time.Duration
+	for _, f := range splitList(s) {
+		d, err := time.ParseDuration(f)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("bad duration %q", f)
+		}
+		out = append(out, d)
+	}
+	return out, nil
 }
