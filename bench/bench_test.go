@@ -198,3 +198,139 @@ func checkWritten(t *testing.T, r *Report, charts ...string) {
 		}
 	}
 }
+
+// roomStore picks the store for the queue scenarios' tests: MyRedis when it
+// has what the queue needs (sorted sets, hashes, EVAL), else real Redis, else
+// the test is skipped.
+func roomStore(t *testing.T, e *Env) string {
+	t.Helper()
+	ctx := context.Background()
+	my, err := e.StartMyRedis(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := storeMissing(ctx, my)
+	my.Close()
+	if len(missing) == 0 {
+		return "myredis"
+	}
+	e.RedisServer = DefaultRedisServer
+	if !e.HaveRedis() {
+		t.Skipf("MyRedis lacks %v and redis-server is not at %s", missing, DefaultRedisServer)
+	}
+	t.Logf("MyRedis lacks %v: using redis-server", missing)
+	return "redis"
+}
+
+// TestOvershootTiny: 40 users through 3 instances of atomic and optimistic.
+// On a serial store atomic never lets the active set pass the slot, and no
+// strategy admits anyone twice or loses anyone.
+func TestOvershootTiny(t *testing.T) {
+	e := testEnv(t)
+	p := DefaultOvershootParams()
+	p.Store = roomStore(t, e)
+	p.Strategies, p.Instances, p.Slot = []string{"atomic", "optimistic"}, []int{3}, 5
+	p.Stages = []stage{{40, time.Second}}
+	p.HoldMin, p.HoldMax, p.Session, p.Period, p.PollCap, p.Drain = 50*time.Millisecond, 150*time.Millisecond, time.Second, 50*time.Millisecond, 200*time.Millisecond, 20*time.Second
+	r, err := e.Overshoot(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := r.Results.(OvershootResults)
+	if len(res.Cells) != 2 {
+		t.Fatalf("%d cells, want 2", len(res.Cells))
+	}
+	for _, c := range res.Cells {
+		t.Logf("%+v", c)
+		if c.Skipped != "" {
+			t.Fatalf("%s skipped: %s", c.Strategy, c.Skipped)
+		}
+		if c.Users != 40 || c.Admitted != 40 || c.Lost != 0 || c.Duplicates != 0 || c.Errors != 0 || c.StillWaiting != 0 {
+			t.Errorf("%s: users %d admitted %d lost %d duplicates %d errors %d (%s) still waiting %d",
+				c.Strategy, c.Users, c.Admitted, c.Lost, c.Duplicates, c.Errors, c.FirstError, c.StillWaiting)
+		}
+		if c.ObserverReads == 0 {
+			t.Errorf("%s: the observer read nothing", c.Strategy)
+		}
+		if c.ConfirmedOver != 0 {
+			t.Errorf("%s: %d users held an admission beyond the slot", c.Strategy, c.ConfirmedOver)
+		}
+		if c.Strategy == "atomic" && c.MaxObserved > int64(p.Slot) {
+			t.Errorf("atomic: observer saw %d active, slot %d", c.MaxObserved, p.Slot)
+		}
+	}
+	checkWritten(t, r, "overshoot-active-3.png", "overshoot-max-active.png", "overshoot-latency.png")
+}
+
+// TestPeriodTiny: one timed period and the event-driven run, every user admitted.
+func TestPeriodTiny(t *testing.T) {
+	e := testEnv(t)
+	p := DefaultPeriodParams()
+	p.Store = roomStore(t, e)
+	p.Slot, p.Arrival, p.Session, p.Duration = 5, 10, 300*time.Millisecond, 2*time.Second
+	p.Periods, p.EventBase = []time.Duration{500 * time.Millisecond}, time.Second
+	r, err := e.Period(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := r.Results.(PeriodResults)
+	if len(res.Runs) != 2 || !res.Runs[1].EventDriven {
+		t.Fatalf("runs %+v, want a timed and an event-driven one", res.Runs)
+	}
+	for _, pr := range res.Runs {
+		t.Logf("%+v", pr)
+		if pr.Users != 20 || pr.Errors != 0 || pr.AdmittedPerSec <= 0 || pr.ModelPerSec <= 0 {
+			t.Errorf("%s: %+v", pr.Label, pr)
+		}
+	}
+	checkWritten(t, r, "period-backlog.png", "period-throughput.png")
+}
+
+// TestEtaTiny: every user admitted; each counted once, with or without an ETA.
+func TestEtaTiny(t *testing.T) {
+	e := testEnv(t)
+	p := DefaultEtaParams()
+	p.Store = roomStore(t, e)
+	p.Slot, p.Instances, p.Period = 5, 1, 50*time.Millisecond
+	p.Stages = []stage{{20, 1500 * time.Millisecond}}
+	p.HoldMin, p.HoldMax, p.Drain = 50*time.Millisecond, 150*time.Millisecond, 20*time.Second
+	r, err := e.Eta(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := r.Results.(EtaResults)
+	t.Logf("%+v", res)
+	if res.Users != 30 || res.NotAdmitted != 0 || res.WithETA+res.WithoutETA != res.Users || res.Errors != 0 {
+		t.Errorf("users %d, with ETA %d, without %d, not admitted %d, errors %d (%s)",
+			res.Users, res.WithETA, res.WithoutETA, res.NotAdmitted, res.Errors, res.FirstError)
+	}
+	if res.P90Abs < res.MedianAbs {
+		t.Errorf("p90 |error| %v < median %v", res.P90Abs, res.MedianAbs)
+	}
+}
+
+// TestRaceOptimisticTiny: the optimistic part of `bench race` on a serial
+// store admits everyone once, loses nobody and never confirms beyond the slot.
+func TestRaceOptimisticTiny(t *testing.T) {
+	e := testEnv(t)
+	ctx := context.Background()
+	var target *Target
+	var err error
+	if roomStore(t, e) == "myredis" {
+		target, err = e.StartMyRedis(ctx, 1)
+	} else {
+		target, err = e.StartRedis(ctx)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer target.Close()
+	q, skipped := e.raceQueue(ctx, target, RaceParams{Instances: 3, Slot: 10, Users: 300})
+	if skipped != "" {
+		t.Fatal(skipped)
+	}
+	t.Logf("%+v", *q)
+	if q.Admitted != 300 || q.Duplicates != 0 || q.Lost != 0 || q.ConfirmedOver != 0 || q.Errors != 0 || q.ObserverReads == 0 {
+		t.Errorf("%+v", *q)
+	}
+}

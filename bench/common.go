@@ -57,13 +57,13 @@ func storeMissing(ctx context.Context, t *Target) (missing []string) {
 	key := "bench:probe:" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	defer c.Del(ctx, key+":z", key+":h")
 	if err := c.ZAdd(ctx, key+":z", redis.Z{Score: 1, Member: "a"}).Err(); err != nil {
-		missing = append(missing, "sorted sets ("+err.Error()+")")
+		missing = append(missing, "sorted sets")
 	}
 	if err := c.HSetNX(ctx, key+":h", "f", "v").Err(); err != nil {
-		missing = append(missing, "hashes ("+err.Error()+")")
+		missing = append(missing, "hashes")
 	}
 	if err := c.Eval(ctx, "return 1", nil).Err(); err != nil {
-		missing = append(missing, "EVAL ("+err.Error()+")")
+		missing = append(missing, "EVAL")
 	}
 	return missing
 }
