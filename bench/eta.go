@@ -27,7 +27,7 @@ type EtaParams struct {
 // at 10/s then 30/s so a queue builds, 3 atomic instances.
 func DefaultEtaParams() EtaParams {
 	return EtaParams{
-		RoomParams: RoomParams{Store: "myredis", Queue: "tickets"},
+		RoomParams: RoomParams{Store: "auto", Queue: "tickets"},
 		Slot:       20,
 		Stages:     []stage{{10, 10 * time.Second}, {30, 20 * time.Second}},
 		HoldMin:    500 * time.Millisecond, HoldMax: 1500 * time.Millisecond,
@@ -71,7 +71,7 @@ func (e *Env) Eta(ctx context.Context, p EtaParams) (*Report, error) {
 		return nil, errors.New("eta: need a slot and stages")
 	}
 	r := newReport("eta", p)
-	store, err := e.store(ctx, p.RoomParams)
+	store, err := e.store(ctx, p.RoomParams, r)
 	if err != nil {
 		return nil, err
 	}

@@ -12,14 +12,31 @@ import (
 
 // RoomParams are shared by the scenarios that drive real queue instances.
 type RoomParams struct {
-	Store     string   `json:"store"` // "myredis" or "redis": what the bench starts
+	// Store is what the bench starts: "myredis", "redis", or "auto" (MyRedis
+	// when it has what the queue needs, else redis-server, said in the report).
+	Store     string   `json:"store"`
 	RedisURL  string   `json:"redis_url,omitempty"`
 	QueueURLs []string `json:"queue_urls,omitempty"`
 	Queue     string   `json:"queue,omitempty"` // queue name on given instances
 }
 
-// store starts (or wraps) the store a room scenario uses.
-func (e *Env) store(ctx context.Context, p RoomParams) (*Target, error) {
+// store starts (or wraps) the store a room scenario uses, noting in r any
+// fallback from MyRedis to redis-server.
+func (e *Env) store(ctx context.Context, p RoomParams, r *Report) (*Target, error) {
+	if p.Store == "auto" && p.RedisURL == "" && len(p.QueueURLs) == 0 {
+		t, err := e.StartMyRedis(ctx, 1)
+		if err != nil {
+			return nil, err
+		}
+		missing := storeMissing(ctx, t)
+		if len(missing) == 0 || !e.HaveRedis() {
+			return t, nil
+		}
+		t.Close()
+		r.Notes = append(r.Notes, fmt.Sprintf("MyRedis lacks %s, which the queue needs: measured on redis-server instead (--store myredis to insist).",
+			strings.Join(missing, ", ")))
+		return e.StartRedis(ctx)
+	}
 	switch {
 	case p.RedisURL != "":
 		return URLTarget(ctx, p.RedisURL)
@@ -27,10 +44,10 @@ func (e *Env) store(ctx context.Context, p RoomParams) (*Target, error) {
 		return nil, nil // instances given without their store: observe through the API
 	case p.Store == "redis":
 		return e.StartRedis(ctx)
-	case p.Store == "myredis" || p.Store == "":
+	case p.Store == "myredis" || p.Store == "auto" || p.Store == "":
 		return e.StartMyRedis(ctx, 1)
 	}
-	return nil, fmt.Errorf("unknown store %q (want myredis or redis)", p.Store)
+	return nil, fmt.Errorf("unknown store %q (want myredis, redis or auto)", p.Store)
 }
 
 // OvershootParams configure `bench overshoot`.
@@ -53,7 +70,7 @@ type OvershootParams struct {
 // arrivals 20 -> 160 users/s in four 5 s stages, holds 0.5-2 s, 10% abandon.
 func DefaultOvershootParams() OvershootParams {
 	return OvershootParams{
-		RoomParams: RoomParams{Store: "myredis", Queue: "tickets"},
+		RoomParams: RoomParams{Store: "auto", Queue: "tickets"},
 		Strategies: []string{"naive", "leader", "optimistic", "atomic"},
 		Instances:  []int{1, 3, 10},
 		Slot:       100,
@@ -107,7 +124,7 @@ func (e *Env) Overshoot(ctx context.Context, p OvershootParams) (*Report, error)
 		return nil, errors.New("overshoot: need a slot and at least one stage")
 	}
 	r := newReport("overshoot", p)
-	store, err := e.store(ctx, p.RoomParams)
+	store, err := e.store(ctx, p.RoomParams, r)
 	if err != nil {
 		return nil, err
 	}

@@ -26,7 +26,7 @@ type PeriodParams struct {
 // sessions, admit period 2 s down to 100 ms, and event-driven admission.
 func DefaultPeriodParams() PeriodParams {
 	return PeriodParams{
-		RoomParams: RoomParams{Store: "myredis"},
+		RoomParams: RoomParams{Store: "auto"},
 		Slot:       40, Arrival: 19, Session: 2 * time.Second,
 		Periods: []time.Duration{2 * time.Second, time.Second, 500 * time.Millisecond, 200 * time.Millisecond, 100 * time.Millisecond},
 		Event:   true, EventBase: 2 * time.Second,
@@ -72,7 +72,7 @@ func (e *Env) Period(ctx context.Context, p PeriodParams) (*Report, error) {
 		return nil, errors.New("period: sets the period of each run, so it starts its own instances (no --queue-urls)")
 	}
 	r := newReport("period", p)
-	store, err := e.store(ctx, p.RoomParams)
+	store, err := e.store(ctx, p.RoomParams, r)
 	if err != nil {
 		return nil, err
 	}

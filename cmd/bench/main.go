@@ -130,19 +130,21 @@ func runAll(ctx context.Context, args []string) error {
 		return err
 	}
 	start := time.Now()
+	var failed []string
 	for _, name := range []string{"race", "overshoot", "period", "eta", "server"} {
-		run, ok := scenarios[name]
-		if !ok {
-			fmt.Fprintf(os.Stderr, "bench all: %s not available in this build\n", name)
-			continue
-		}
-		sub := passCommon(c, name)
-		if err := run(ctx, sub, os.Stdout); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+		if err := scenarios[name](ctx, passCommon(c, name), os.Stdout); err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			fmt.Fprintf(os.Stderr, "bench all: %s: %v\n", name, err)
+			failed = append(failed, name)
 		}
 		fmt.Println()
 	}
 	fmt.Fprintf(os.Stderr, "bench all: done in %s\n", time.Since(start).Round(time.Second))
+	if len(failed) > 0 {
+		return fmt.Errorf("failed: %s", strings.Join(failed, ", "))
+	}
 	return nil
 }
 
@@ -250,7 +252,7 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 
 // roomFlags registers the flags of the scenarios that drive queue instances.
 func roomFlags(fs *flag.FlagSet, p *bench.RoomParams) {
-	fs.StringVar(&p.Store, "store", p.Store, "store the bench starts: myredis or redis")
+	fs.StringVar(&p.Store, "store", p.Store, "store the bench starts: myredis, redis, or auto (MyRedis if it has what the queue needs)")
 	fs.StringVar(&p.Queue, "queue", p.Queue, "queue name on the instances given by --queue-urls")
 }
 
