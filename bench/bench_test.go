@@ -268,7 +268,7 @@ func TestPeriodTiny(t *testing.T) {
 	p := DefaultPeriodParams()
 	p.Store = roomStore(t, e)
 	p.Slot, p.Arrival, p.Session, p.Duration = 5, 10, 300*time.Millisecond, 2*time.Second
-	p.Periods, p.EventBase = []time.Duration{500 * time.Millisecond}, time.Second
+	p.Periods, p.EventBase, p.Backlog = []time.Duration{500 * time.Millisecond}, time.Second, 0
 	r, err := e.Period(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)

@@ -82,7 +82,7 @@ func DefaultOvershootParams() OvershootParams {
 }
 
 // ShortStages is the arrival plan of a short run.
-var ShortStages = []stage{{40, 1500 * time.Millisecond}, {80, 1500 * time.Millisecond}, {160, 1500 * time.Millisecond}}
+var ShortStages = []stage{{40, 1200 * time.Millisecond}, {80, 1200 * time.Millisecond}, {160, 1200 * time.Millisecond}}
 
 // OvershootCell is one strategy at one instance count.
 type OvershootCell struct {

@@ -162,6 +162,10 @@ func (e *Env) raceQueue(ctx context.Context, t *Target, p RaceParams) (*QueueRac
 		time.Sleep(20 * time.Millisecond)
 	}
 	res.Seconds = time.Since(start).Seconds()
+	var roundErrs uint64 // before cancel: rounds cut short by it are not store errors
+	for _, eng := range engines {
+		roundErrs += eng.Counters().Errors
+	}
 	cancel()
 	loops.Wait()
 	<-obsDone
@@ -178,10 +182,7 @@ func (e *Env) raceQueue(ctx context.Context, t *Target, p RaceParams) (*QueueRac
 		res.Duplicates += n - 1
 	}
 	res.Lost = max(0, int(joined.Load())-res.Admitted-int(left))
-	for _, eng := range engines {
-		errs.Add(int64(eng.Counters().Errors))
-	}
-	res.Errors = int(errs.Load())
+	res.Errors = int(errs.Load()) + int(roundErrs)
 	if s, ok := firstErr.Load().(string); ok {
 		res.FirstErrorText = s
 	}

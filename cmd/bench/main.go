@@ -339,6 +339,7 @@ func runPeriod(ctx context.Context, args []string, out io.Writer) error {
 	fs.DurationVar(&p.Duration, "for", p.Duration, "how long users arrive in each run")
 	fs.StringVar(&p.Strategy, "strategy", p.Strategy, "admission strategy of the instances")
 	fs.IntVar(&p.Instances, "instances", p.Instances, "queue instances")
+	fs.IntVar(&p.Backlog, "backlog", p.Backlog, "users waiting when each run starts")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -347,7 +348,10 @@ func runPeriod(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	if c.short && !flagSet(fs, "for") {
-		p.Duration = 10 * time.Second
+		p.Duration = 15 * time.Second
+	}
+	if c.short && !flagSet(fs, "periods") {
+		p.Periods = []time.Duration{2 * time.Second, 500 * time.Millisecond, 200 * time.Millisecond}
 	}
 	c.room(&p.RoomParams)
 	r, err := c.env().Period(ctx, p)
