@@ -231,7 +231,7 @@ func TestOvershootTiny(t *testing.T) {
 	p.Store = roomStore(t, e)
 	p.Strategies, p.Instances, p.Slot = []string{"atomic", "optimistic"}, []int{3}, 5
 	p.Stages = []stage{{40, time.Second}}
-	p.HoldMin, p.HoldMax, p.Session, p.Period, p.PollCap, p.Drain = 50*time.Millisecond, 150*time.Millisecond, time.Second, 50*time.Millisecond, 200*time.Millisecond, 20*time.Second
+	p.HoldMin, p.HoldMax, p.Session, p.Period, p.PollCap, p.Drain = 20*time.Millisecond, 60*time.Millisecond, time.Second, 50*time.Millisecond, 100*time.Millisecond, 20*time.Second
 	r, err := e.Overshoot(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)

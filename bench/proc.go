@@ -111,6 +111,7 @@ type Proc struct {
 	Addr string // host:port it serves on
 	cmd  *exec.Cmd
 	log  string
+	tmp  bool // log in the temporary directory: removed after a clean stop
 	done chan struct{}
 	err  error
 }
@@ -135,7 +136,7 @@ func (e *Env) start(name, addr, path string, args ...string) (*Proc, error) {
 		f.Close()
 		return nil, err
 	}
-	p := &Proc{Name: name, Addr: addr, cmd: cmd, log: f.Name(), done: make(chan struct{})}
+	p := &Proc{Name: name, Addr: addr, cmd: cmd, log: f.Name(), tmp: e.LogDir == "", done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		f.Close()
@@ -157,6 +158,9 @@ func (p *Proc) Stop() {
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.done:
+		if p.tmp && p.err == nil {
+			os.Remove(p.log)
+		}
 	case <-time.After(5 * time.Second):
 		p.cmd.Process.Kill()
 		<-p.done
