@@ -123,12 +123,13 @@ func TestStoppedPollingIsSkipped(t *testing.T) {
 				rdb := tg.client(4)
 				defer rdb.Close()
 				e := newEngine(t, rdb, testQueue(t), Options{Strategy: s,
-					Defaults: Settings{Slot: 1, TicketTTL: 300 * time.Millisecond}})
+					Defaults: Settings{Slot: 1, TicketTTL: time.Second}})
 				gone, _ := e.Join(bg, "gone")
 				polls, _ := e.Join(bg, "polls")
-				// "polls" keeps polling; "gone" closed the tab.
-				for i := 0; i < 6; i++ {
-					time.Sleep(100 * time.Millisecond)
+				// "polls" keeps polling; "gone" closed the tab. The TTL is long against
+				// the poll interval so a loaded machine cannot expire the live ticket.
+				for i := 0; i < 24; i++ {
+					time.Sleep(50 * time.Millisecond)
 					st, err := e.Status(bg, polls.Ticket)
 					require.NoError(t, err)
 					require.Equal(t, StateWaiting, st.State)

@@ -21,19 +21,23 @@ QUEUE=demo
 
 pids=()
 stop() {
+  local rc=$?
   trap - INT TERM EXIT
   echo
   echo "stopping..."
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
   echo "stopped"
+  exit "$rc"
 }
 trap stop INT TERM EXIT
 
-# wait_port waits until something listens on 127.0.0.1:$1.
+# wait_port waits until something listens on 127.0.0.1:$1, giving up early
+# if process $2 (when given) has exited.
 wait_port() {
   for _ in $(seq 100); do
     (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+    if [ -n "${2:-}" ] && ! kill -0 "$2" 2>/dev/null; then break; fi
     sleep 0.1
   done
   echo "nothing listens on port $1" >&2
@@ -49,14 +53,22 @@ pids+=($!)
 wait_port "$REDIS_PORT"
 
 urls=()
+queue_pids=()
 for port in "${QUEUE_PORTS[@]}"; do
   "$BIN/queue" --dev --listen "127.0.0.1:$port" --redis-url "redis://127.0.0.1:$REDIS_PORT/0" \
     --queue "$QUEUE" --slot "$SLOT" --admin-token "$ADMIN_TOKEN" \
     --target-url "http://127.0.0.1:$TARGET_PORT/checkout" &
   pids+=($!)
+  queue_pids+=($!)
   urls+=("http://127.0.0.1:$port")
 done
-for port in "${QUEUE_PORTS[@]}"; do wait_port "$port"; done
+for i in "${!QUEUE_PORTS[@]}"; do
+  if ! wait_port "${QUEUE_PORTS[$i]}" "${queue_pids[$i]}"; then
+    echo "a queue instance did not start (see its log above)." >&2
+    [ "$STORE" = myredis ] && echo "If MyRedis lacks a command the queue needs, try: STORE=redis make run" >&2
+    exit 1
+  fi
+done
 
 queue_urls=$(IFS=,; echo "${urls[*]}")
 "$BIN/demotarget" --listen "127.0.0.1:$TARGET_PORT" --queue-url "$queue_urls" --queue "$QUEUE" --crowd "$CROWD" &
@@ -80,5 +92,5 @@ cat <<MSG
 MSG
 
 # Stop everything as soon as any process exits on its own.
-wait -n
+wait -n || true
 echo "a process exited; stopping the rest" >&2

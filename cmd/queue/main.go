@@ -91,7 +91,7 @@ func run(args []string) int {
 		return 2
 	}
 	if err := serve(g, log); err != nil {
-		log.Error("stopped", "err", err)
+		log.Error("exiting", "err", err)
 		return 1
 	}
 	return 0
@@ -300,7 +300,9 @@ func serve(g globals, log *slog.Logger) error {
 
 // probeStore checks the store once at start. An unreachable store is only a
 // warning (the instance serves 503s and recovers when it appears); a store
-// that answers but lacks EVAL cannot run the atomic strategy at all.
+// that answers but lacks a command the engine uses (sorted sets, hashes,
+// GETDEL, and EVAL for the atomic strategy) cannot work at all. The probe
+// only reads a key that does not exist.
 func probeStore(rdb redis.UniversalClient, needEval bool, log *slog.Logger) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
@@ -308,11 +310,25 @@ func probeStore(rdb redis.UniversalClient, needEval bool, log *slog.Logger) erro
 		log.Warn("store unreachable; serving 503 until it answers", "err", err)
 		return nil
 	}
+	const key = "wr:{probe}:none"
+	checks := []struct {
+		what string
+		err  error
+	}{
+		{"sorted sets (ZCARD)", rdb.ZCard(ctx, key).Err()},
+		{"hashes (HGETALL)", rdb.HGetAll(ctx, key).Err()},
+		{"GETDEL", rdb.GetDel(ctx, key).Err()},
+	}
 	if needEval {
-		err := rdb.Eval(ctx, "return 1", nil).Err()
+		checks = append(checks, struct {
+			what string
+			err  error
+		}{"EVAL, which the atomic strategy needs", rdb.Eval(ctx, "return 1", nil).Err()})
+	}
+	for _, c := range checks {
 		var re redis.Error
-		if errors.As(err, &re) && strings.Contains(strings.ToLower(re.Error()), "unknown command") {
-			return fmt.Errorf("the store has no EVAL, which the atomic strategy needs: %v (use --strategy optimistic, or a store with scripting)", err)
+		if errors.As(c.err, &re) && strings.Contains(strings.ToLower(re.Error()), "unknown command") {
+			return fmt.Errorf("the store does not serve %s: %v", c.what, c.err)
 		}
 	}
 	return nil

@@ -48,14 +48,21 @@ var devtoolsLine = regexp.MustCompile(`DevTools listening on (ws://[^\s]+)`)
 // DevTools HTTP address (host:port). It is killed when t ends.
 func startChromium(t *testing.T, path string) string {
 	t.Helper()
+	// Our own profile directory: Chromium's helper processes may still write
+	// to it for a moment after the kill, which t.TempDir's check dislikes.
+	profile, err := os.MkdirTemp("", "waitroom-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(path,
 		"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--disable-default-apps", "--disable-extensions", "--no-first-run", "--no-default-browser-check",
 		"--mute-audio", "--hide-scrollbars", "--password-store=basic", "--use-mock-keychain",
-		"--user-data-dir="+t.TempDir(), "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1",
+		"--user-data-dir="+profile, "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1",
 		"--window-size=1280,860", "about:blank")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// A process group of its own, so the kill reaches the helper processes.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +70,13 @@ func startChromium(t *testing.T, path string) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+		for i := 0; i < 20 && os.RemoveAll(profile) != nil; i++ {
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
 	found := make(chan string, 1)
 	var log bytes.Buffer
 	var logMu sync.Mutex

@@ -1,9 +1,9 @@
 package httpapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"time"
 
@@ -68,16 +68,17 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	s.metrics.streams.Inc()
 	defer s.metrics.streams.Dec()
 
-	var last []byte
+	var last string
 	send := func(event string, v any) bool {
 		data, _ := json.Marshal(v)
-		if event == "status" && bytes.Equal(data, last) {
-			return true
-		}
 		if event == "status" {
-			last = data
+			k := newsKey(v, data)
+			if k == last {
+				return true
+			}
+			last = k
 		} else {
-			last = nil // after an outage, the next status is news again
+			last = "" // after an outage, the next status is news again
 		}
 		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, data); err != nil {
 			return false
@@ -150,4 +151,23 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// newsKey is what makes a status worth sending: a waiting status is news when
+// the position moves or the ETA changes at the precision people read it (10 s
+// under a minute, then minutes), not at every drift of the measured rate.
+func newsKey(v any, data []byte) string {
+	w, ok := v.(waitingBody)
+	if !ok {
+		return string(data)
+	}
+	eta := "none"
+	if w.ETASeconds != nil {
+		if e := *w.ETASeconds; e < 60 {
+			eta = fmt.Sprintf("%.0fs", math.Ceil(e/10)*10)
+		} else {
+			eta = fmt.Sprintf("%.0fm", math.Round(e/60))
+		}
+	}
+	return fmt.Sprintf("waiting|%d|%s", w.Position, eta)
 }
