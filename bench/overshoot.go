@@ -331,10 +331,15 @@ func overshootTables(r *Report, res *OvershootResults, p OvershootParams) {
 			fmt.Sprintf("Highest active count observed (slot %d)", p.Slot), "max active", labels, bars))
 	}
 	var cdf []Series
-	for i, c := range res.Cells {
+	colour := map[string]int{}
+	for i, s := range p.Strategies {
+		colour[s] = i
+	}
+	for _, c := range res.Cells {
 		if c.Skipped != "" || len(c.statusLat) == 0 {
 			continue
 		}
+		i := colour[c.Strategy]
 		if len(p.Instances) > 1 && c.Instances != p.Instances[len(p.Instances)/2] {
 			continue // the middle instance count keeps the chart readable
 		}
