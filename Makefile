@@ -24,6 +24,8 @@ bench: build ## short run of every bench scenario (under 5 minutes); tables on s
 
 fuzz: ## run each fuzz target for a short while
 	$(GO) test ./myredis -run '^$$' -fuzz FuzzCommand -fuzztime 30s
+	$(GO) test ./myredis -run '^$$' -fuzz '^FuzzParseScore$$' -fuzztime 30s
+	$(GO) test ./myredis -run '^$$' -fuzz '^FuzzParseScoreRange$$' -fuzztime 30s
 
 lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l .)" || (gofmt -l .; exit 1)

@@ -92,6 +92,7 @@ func buildCommandTable() commandTable {
 var commandGroups = []func() []*command{
 	commandsString,
 	commandsGeneric,
+	commandsSortedSet,
 	commandsConnection,
 	commandsServer,
 	commandsTransaction,

@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 )
 
-// entry is one key's value. val is []byte for a string and *ZSet for a sorted set.
+// entry is one key's value. val is []byte for a string and *zset for a sorted set.
 // pos is the key's index in DB.keys (see scan).
 type entry struct {
 	val any

@@ -34,6 +34,22 @@ const (
 	msgTimeoutNegative   = "ERR timeout is negative"
 	msgNotAllowedMulti   = "ERR Command not allowed inside a transaction"
 
+	// Sorted sets.
+	msgZaddNXAndXX     = "ERR XX and NX options at the same time are not compatible"
+	msgZaddGTLTNX      = "ERR GT, LT, and/or NX options at the same time are not compatible"
+	msgZaddIncrPair    = "ERR INCR option supports a single increment-element pair"
+	msgZaddNaN         = "ERR resulting score is not a number (NaN)"
+	msgMinMaxNotFloat  = "ERR min or max is not a float"
+	msgLexRange        = "ERR min or max not valid string range item"
+	msgZrangeLimit     = "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"
+	msgZrangeLexScores = "ERR syntax error, WITHSCORES not supported in combination with BYLEX"
+	msgNotPositive     = "ERR value is out of range, must be positive"
+	msgOutOfRange      = "ERR value is out of range"
+	msgRandCountRange  = "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
+	msgNumkeys         = "ERR at least 1 input key is needed for '%s' command"
+	msgWeightNotFloat  = "ERR weight value is not a float"
+	msgLimitNegative   = "ERR LIMIT can't be negative"
+
 	// Transactions.
 	msgNestedMulti     = "ERR MULTI calls can not be nested"
 	msgExecNoMulti     = "ERR EXEC without MULTI"
