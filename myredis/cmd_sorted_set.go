@@ -58,10 +58,10 @@ func (z *zset) typeName() string { return "zset" }
 func (x *Ctx) readZSet(key string) (z *zset, ok bool) {
 	e := x.db.lookup(key)
 	if e == nil {
-		x.s.stats.keyspaceMisses++
+		x.s.bump(&x.s.stats.keyspaceMisses, 1) // workers.go: locked in workers mode
 		return nil, true
 	}
-	x.s.stats.keyspaceHits++
+	x.s.bump(&x.s.stats.keyspaceHits, 1)
 	return x.asZSet(e)
 }
 
@@ -93,7 +93,7 @@ func (x *Ctx) zsetChanged(key string, z *zset, n int) {
 	if z.Len() == 0 {
 		x.db.delete(key)
 	} else {
-		x.db.touch(key)
+		x.db.modified(key) // touch, locked in workers mode (workers.go)
 	}
 	x.dirty(n)
 }

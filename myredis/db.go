@@ -72,6 +72,7 @@ func (db *DB) expireIfNeeded(key string) bool {
 func (db *DB) add(key string, val any) {
 	if db.s.par.on { // --workers mode: one lock per primitive (workers.go)
 		defer db.s.par.hold()()
+		share(val)
 		if e := db.dict[key]; e != nil { // the caller's check raced: overwrite, keep the maps whole
 			db.dict[key] = &entry{val: val, pos: e.pos}
 			delete(db.expires, key)
@@ -92,6 +93,7 @@ func (db *DB) insert(key string, val any) {
 func (db *DB) set(key string, val any, keepTTL bool) {
 	if db.s.par.on { // --workers mode: one lock per primitive (workers.go)
 		defer db.s.par.hold()()
+		share(val)
 	}
 	if e := db.dict[key]; e != nil {
 		if db.s.par.on { // a reader outside the lock may hold e: leave it as it was

@@ -36,6 +36,20 @@ func (l *dataLock) hold() func() {
 	return l.mu.Unlock
 }
 
+// hold locks a sorted set's primitive lock and returns its unlock.
+func (z *zset) hold() func() {
+	z.mu.Lock()
+	return z.mu.Unlock
+}
+
+// share gives a value entering the keyspace in workers mode its own lock.
+// Runs under the data lock.
+func share(val any) {
+	if z, ok := val.(*zset); ok && z.mu == nil {
+		z.mu = new(sync.Mutex)
+	}
+}
+
 // parallelCommands run concurrently in workers mode: their handlers touch data
 // only through DB and ZSet primitives, and otherwise only their own client.
 var parallelCommands = map[string]bool{
@@ -49,6 +63,14 @@ var parallelCommands = map[string]bool{
 	"pexpire": true, "expireat": true, "pexpireat": true, "ttl": true, "pttl": true,
 	"persist": true, "expiretime": true, "pexpiretime": true, "rename": true,
 	"renamenx": true,
+	// sorted sets. Not ZRANGE and friends: their reply announces a count, then
+	// walks the set, and a write in between would make the reply lie about its
+	// own length and desynchronise the client; so they, the store variants,
+	// the blocking pops and the scans run exclusively.
+	"zadd": true, "zincrby": true, "zrem": true, "zcard": true, "zscore": true,
+	"zmscore": true, "zrank": true, "zrevrank": true, "zcount": true, "zlexcount": true,
+	"zpopmin": true, "zpopmax": true,
+	"zremrangebyscore": true, "zremrangebyrank": true, "zremrangebylex": true,
 	// connection (own client only)
 	"ping": true, "echo": true, "quit": true, "select": true, "auth": true,
 	"hello": true, "multi": true,
@@ -135,6 +157,15 @@ func (s *Server) execWorker(x *Ctx) {
 		s.propagate(x.db, args)
 		s.par.mu.Unlock()
 	}
+}
+
+// modified is db.touch as a primitive of its own, for handlers that change a
+// value in place (a sorted set) and then tell the watchers.
+func (db *DB) modified(key string) {
+	if db.s.par.on {
+		defer db.s.par.hold()()
+	}
+	db.touch(key)
 }
 
 // bump increments a server counter, under the lock in workers mode.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -73,8 +74,25 @@ func TestWorkersModeIsRaceFree(t *testing.T) {
 				p.GetDel(ctx, k+"b")
 				p.Persist(ctx, k)
 				p.Del(ctx, "leader")
-				if _, err := p.Exec(ctx); err != nil && err != redis.Nil && !isNoSuchKey(err) {
-					errs <- fmt.Errorf("client %d round %d: %w", id, r, err)
+				// sorted sets: the queue's commands on a shared key that comes and goes
+				p.ZAdd(ctx, "waiting", redis.Z{Score: float64(r), Member: id*1000 + r})
+				p.ZAdd(ctx, "active", redis.Z{Score: float64(r), Member: id})
+				p.ZCard(ctx, "active")
+				p.ZRank(ctx, "waiting", strconv.Itoa(id*1000+r))
+				p.ZScore(ctx, "waiting", strconv.Itoa(id*1000+r))
+				p.ZRange(ctx, "waiting", 0, 5)
+				p.ZRangeByScore(ctx, "waiting", &redis.ZRangeBy{Min: "-inf", Max: "+inf", Count: 3})
+				p.ZCount(ctx, "waiting", "-inf", "10")
+				p.ZIncrBy(ctx, "active", 1, strconv.Itoa(id))
+				p.ZPopMin(ctx, "waiting", 2)
+				p.ZRem(ctx, "active", strconv.Itoa(id))
+				p.ZRemRangeByScore(ctx, "waiting", "-inf", "3")
+				if cmds, err := p.Exec(ctx); err != nil && err != redis.Nil && !isNoSuchKey(err) {
+					var b strings.Builder
+					for _, c := range cmds {
+						fmt.Fprintf(&b, "\n  %v", c)
+					}
+					errs <- fmt.Errorf("client %d round %d: %w%s", id, r, err, b.String())
 					return
 				}
 				if r%25 == 0 { // exclusive commands between the parallel ones
@@ -88,6 +106,16 @@ func TestWorkersModeIsRaceFree(t *testing.T) {
 					c.Info(ctx, "stats", "keyspace")
 					c.Keys(ctx, "*")
 					c.DBSize(ctx)
+					// exclusive sorted-set commands, one reading the same set twice
+					c.ZInter(ctx, &redis.ZStore{Keys: []string{"waiting", "waiting"}})
+					c.ZUnionStore(ctx, "u", &redis.ZStore{Keys: []string{"waiting", "active"}})
+					c.ZRangeStore(ctx, "r", redis.ZRangeArgs{Key: "waiting", Start: 0, Stop: -1})
+					c.ZScan(ctx, "waiting", 0, "*", 10)
+					c.ZRandMember(ctx, "waiting", 2)
+					if err := c.BZPopMin(ctx, time.Second, "nothing-here").Err(); err != redis.Nil {
+						errs <- fmt.Errorf("BZPOPMIN in workers mode: %v, want an immediate nil", err)
+						return
+					}
 				}
 			}
 		})
@@ -164,6 +192,10 @@ func TestWorkersSelectParallel(t *testing.T) {
 		{[][]string{{"MULTI"}, {"SET", "a", "1"}, {"EXEC"}}, false},
 		{[][]string{{"NOSUCHCOMMAND"}}, true},
 		{[][]string{{"WATCH", "a"}}, false},
+		{[][]string{{"ZADD", "q", "1", "a"}, {"ZPOPMIN", "q"}, {"ZCARD", "q"}}, true},
+		{[][]string{{"ZUNIONSTORE", "d", "1", "q"}}, false},
+		{[][]string{{"ZADD", "q", "1", "a"}, {"ZRANGE", "q", "0", "-1"}}, false},
+		{[][]string{{"BZPOPMIN", "q", "0"}}, false},
 	}
 	for _, tc := range cases {
 		c := newClient(s, nil)
