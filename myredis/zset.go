@@ -30,7 +30,8 @@ import (
 // a set that grows and shrinks (the waiting room's queue) keeps its leaves
 // filled and its depth at log64(n).
 //
-// Not safe for concurrent use: a zset belongs to the executor goroutine.
+// Not safe for concurrent use: a zset belongs to the executor goroutine (in
+// --workers mode each exported method of zset is one locked primitive; see mu).
 
 // zItem is one member of a sorted set and its score.
 type zItem struct {
