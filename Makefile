@@ -26,6 +26,7 @@ fuzz: ## run each fuzz target for a short while
 	$(GO) test ./myredis -run '^$$' -fuzz FuzzCommand -fuzztime 30s
 	$(GO) test ./myredis -run '^$$' -fuzz '^FuzzParseScore$$' -fuzztime 30s
 	$(GO) test ./myredis -run '^$$' -fuzz '^FuzzParseScoreRange$$' -fuzztime 30s
+	$(GO) test ./myredis -run '^$$' -fuzz '^FuzzHash$$' -fuzztime 30s
 
 lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l .)" || (gofmt -l .; exit 1)

@@ -93,6 +93,7 @@ var commandGroups = []func() []*command{
 	commandsString,
 	commandsGeneric,
 	commandsSortedSet,
+	commandsHash,
 	commandsConnection,
 	commandsServer,
 	commandsTransaction,

@@ -50,6 +50,11 @@ const (
 	msgWeightNotFloat  = "ERR weight value is not a float"
 	msgLimitNegative   = "ERR LIMIT can't be negative"
 
+	// Hashes.
+	msgHashNotInt   = "ERR hash value is not an integer"
+	msgHashNotFloat = "ERR hash value is not a float"
+	msgHashIncrNaN  = "ERR value is NaN or Infinity"
+
 	// Transactions.
 	msgNestedMulti     = "ERR MULTI calls can not be nested"
 	msgExecNoMulti     = "ERR EXEC without MULTI"
