@@ -22,11 +22,15 @@ compat: build ## compare MyRedis and real Redis with redis-benchmark
 bench: build ## short run of every bench scenario (under 5 minutes); tables on stdout, reports in bench/results/
 	$(BIN)/bench all --short --out bench/results
 
-fuzz: ## run each fuzz target for a short while
-	$(GO) test ./myredis -run '^$$' -fuzz FuzzCommand -fuzztime 30s
-	$(GO) test ./myredis -run '^$$' -fuzz '^FuzzParseScore$$' -fuzztime 30s
-	$(GO) test ./myredis -run '^$$' -fuzz '^FuzzParseScoreRange$$' -fuzztime 30s
-	$(GO) test ./myredis -run '^$$' -fuzz '^FuzzHash$$' -fuzztime 30s
+FUZZTIME ?= 30s
+
+fuzz: ## run every fuzz target for FUZZTIME (30s) each
+	@set -e; for pkg in $$($(GO) list ./...); do \
+		for target in $$($(GO) test $$pkg -list '^Fuzz' | grep '^Fuzz' || true); do \
+			echo "fuzz $$pkg $$target"; \
+			$(GO) test $$pkg -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME); \
+		done; \
+	done
 
 lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l .)" || (gofmt -l .; exit 1)

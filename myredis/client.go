@@ -12,6 +12,7 @@ import (
 // written only on the executor goroutine; the batch fields are handed back and forth
 // through jobs and done.
 type Client struct {
+	s       *Server
 	id      int64
 	conn    redcon.Conn
 	addr    string
@@ -44,20 +45,26 @@ type Client struct {
 	blockOut Writer // the served reply of a blocked command
 	x        Ctx    // reused per command to avoid an allocation
 
+	// CLIENT REPLY OFF / SKIP (executor-owned): replies are dropped, SKIP's for
+	// the next command only
+	replyOff, replySkipNext, replySkip bool
+
 	lastActive atomic.Int64 // unix ms of the last command, for CLIENT LIST idle
+	guard      *guardConn   // the socket's protocol guard, told when c authenticates
 }
 
 var clientIDs atomic.Int64
 
 func newClient(s *Server, conn redcon.Conn) *Client {
 	c := &Client{
+		s:       s,
 		id:      clientIDs.Add(1),
 		conn:    conn,
 		created: s.clock.Now(),
 		done:    make(chan struct{}, 1),
 		wake:    make(chan struct{}, 1),
 		db:      s.dbs[0],
-		authed:  s.cfg.RequirePass == "",
+		authed:  !s.live.hasPass.Load(),
 		resp:    2,
 	}
 	if conn != nil {
@@ -65,9 +72,18 @@ func newClient(s *Server, conn redcon.Conn) *Client {
 		if nc := conn.NetConn(); nc != nil {
 			c.laddr = nc.LocalAddr().String()
 		}
+		if gc, ok := conn.NetConn().(*guardConn); ok {
+			c.guard = gc
+			gc.authed.Store(c.authed)
+		}
 	}
 	return c
 }
+
+// needsAuth reports whether c must authenticate before running commands, as
+// Redis's authRequired: a password is set and c has not given it (a client that
+// connected while there was none stays authenticated). Runs on the executor.
+func (c *Client) needsAuth() bool { return !c.authed && c.s.cfg.RequirePass != "" }
 
 // info is the client's line in CLIENT LIST and CLIENT INFO. Runs on the executor.
 func (c *Client) info(now time.Time) string {

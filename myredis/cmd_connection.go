@@ -1,20 +1,22 @@
 package myredis
 
 import (
-	"strconv"
 	"strings"
 )
 
 // commandsConnection registers the connection commands.
 func commandsConnection() []*command {
 	return []*command{
-		{name: "ping", arity: -1, flags: flagNoAuth, fn: cmdPing},
+		{name: "ping", arity: -1, fn: cmdPing},
 		{name: "echo", arity: 2, fn: cmdEcho},
 		{name: "quit", arity: -1, flags: flagNoAuth | flagTx, fn: cmdQuit},
 		{name: "select", arity: 2, fn: cmdSelect},
 		{name: "auth", arity: -2, flags: flagNoAuth | flagNoScript, fn: cmdAuth},
 		{name: "hello", arity: -1, flags: flagNoAuth | flagNoScript, fn: cmdHello},
-		{name: "client", arity: -2, flags: flagNoScript, fn: cmdClient},
+		{name: "client", arity: -2, flags: flagNoScript, fn: cmdClient, subs: subcommands(map[string]int{
+			"id": 2, "getname": 2, "setname": 3, "setinfo": 4, "list": -2, "info": 2,
+			"no-evict": 3, "no-touch": 3, "reply": 3, "help": 2,
+		})},
 		{name: "reset", arity: 1, flags: flagNoAuth | flagNoScript | flagTx, fn: cmdReset},
 	}
 }
@@ -80,28 +82,28 @@ func (s *Server) checkPassword(user, pass string) bool {
 	return s.cfg.RequirePass == "" || pass == s.cfg.RequirePass
 }
 
+// cmdHello answers HELLO [protover [AUTH user pass] [SETNAME name]]. RESP3 is
+// not served: HELLO 3 gets NOPROTO and clients fall back to RESP2. Options are
+// all parsed before AUTH is tried, as Redis does.
 func cmdHello(x *Ctx) {
 	if x.nargs() >= 2 {
-		ver, err := strconv.ParseInt(x.arg(1), 10, 64)
-		if err != nil {
-			x.err("ERR Protocol version is not an integer or out of range")
+		ver, ok := parseRedisInt(x.args[1])
+		if !ok {
+			x.err(msgHelloProtoNotInt)
 			return
 		}
-		if ver != 2 { // RESP3 is not served: clients fall back to RESP2
+		if ver != 2 {
 			x.err(msgNoProto)
 			return
 		}
 	}
-	var name *string
+	var name, user, pass *string
 	for i := 2; i < x.nargs(); i++ {
 		more := x.nargs() - i - 1
 		switch {
 		case eqFold(x.args[i], "auth") && more >= 2:
-			if !x.s.checkPassword(x.arg(i+1), x.arg(i+2)) {
-				x.err(msgWrongPass)
-				return
-			}
-			x.c.authed = true
+			u, p := x.arg(i+1), x.arg(i+2)
+			user, pass = &u, &p
 			i += 2
 		case eqFold(x.args[i], "setname") && more >= 1:
 			n := x.arg(i + 1)
@@ -112,8 +114,15 @@ func cmdHello(x *Ctx) {
 			return
 		}
 	}
-	if !x.c.authed {
-		x.err("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+	if user != nil {
+		if !x.s.checkPassword(*user, *pass) {
+			x.err(msgWrongPass)
+			return
+		}
+		x.c.authed = true
+	}
+	if x.c.needsAuth() {
+		x.err(msgHelloNoAuth)
 		return
 	}
 	if name != nil {
@@ -149,62 +158,124 @@ func validClientName(name string) bool {
 	return true
 }
 
+// cmdClient serves CLIENT's subcommands; call has checked the name and arity.
 func cmdClient(x *Ctx) {
-	sub := strings.ToLower(x.arg(1))
-	n := x.nargs()
-	switch {
-	case sub == "id" && n == 2:
+	if !x.resolveSubcommand() {
+		return
+	}
+	switch sub := strings.ToLower(x.arg(1)); sub {
+	case "id":
 		x.w.Int(x.c.id)
-	case sub == "getname" && n == 2:
+	case "getname":
 		if x.c.name == "" {
 			x.w.Null()
 		} else {
 			x.w.BulkString(x.c.name)
 		}
-	case sub == "setname" && n == 3:
+	case "setname":
 		if !validClientName(x.arg(2)) {
 			x.err(msgClientName)
 			return
 		}
 		x.c.name = x.arg(2)
 		x.ok()
-	case sub == "setinfo" && n == 4:
+	case "setinfo": // Redis 7.2; clients such as go-redis send it on connect
+		val := x.arg(3)
+		var dest *string
 		switch {
 		case eqFold(x.args[2], "lib-name"):
-			if strings.ContainsAny(x.arg(3), " \n") {
-				x.err("ERR lib-name cannot contain spaces, newlines or special characters.")
-				return
-			}
-			x.c.libName = x.arg(3)
+			dest = &x.c.libName
 		case eqFold(x.args[2], "lib-ver"):
-			x.c.libVer = x.arg(3)
+			dest = &x.c.libVer
 		default:
 			x.w.Errorf("ERR Unrecognized option '%s'", x.arg(2))
 			return
 		}
+		if !validClientName(val) {
+			x.w.Errorf("ERR %s cannot contain spaces, newlines or special characters.", x.arg(2))
+			return
+		}
+		*dest = val
 		x.ok()
-	case sub == "list":
-		x.w.BulkString(x.s.clientList())
-	case sub == "info" && n == 2:
+	case "list":
+		x.clientList()
+	case "info":
 		x.w.BulkString(x.c.info(x.s.clock.Now()))
-	case sub == "no-evict" || sub == "no-touch" || sub == "reply":
+	case "no-evict", "no-touch":
+		if !eqFold(x.args[2], "on") && !eqFold(x.args[2], "off") {
+			x.err(msgSyntax)
+			return
+		}
 		x.ok()
-	case sub == "help":
+	case "reply":
+		switch {
+		case eqFold(x.args[2], "on"):
+			x.c.replyOff, x.c.replySkipNext = false, false
+			x.ok()
+		case eqFold(x.args[2], "off"):
+			x.c.replyOff = true
+		case eqFold(x.args[2], "skip"):
+			if !x.c.replyOff {
+				x.c.replySkipNext = true
+			}
+		default:
+			x.err(msgSyntax)
+		}
+	case "help":
 		x.w.BulkStrings([]string{"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-			"ID", "GETNAME", "SETNAME <name>", "SETINFO <option> <value>", "LIST", "INFO", "HELP"})
-	case sub == "id" || sub == "getname" || sub == "setname" || sub == "setinfo" || sub == "info":
-		x.err(errArity("client|" + sub))
-	default:
-		x.w.Errorf(msgUnknownSubcommand, x.arg(1), "CLIENT")
+			"ID", "GETNAME", "SETNAME <name>", "SETINFO <option> <value>", "LIST [TYPE <type>] [ID <id> [<id> ...]]",
+			"INFO", "NO-EVICT (ON|OFF)", "NO-TOUCH (ON|OFF)", "REPLY (ON|OFF|SKIP)", "HELP"})
 	}
 }
 
-// clientList renders CLIENT LIST. Runs on the executor.
-func (s *Server) clientList() string {
+// clientList answers CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id ...].
+// Every MyRedis client is of type normal.
+func (x *Ctx) clientList() {
+	var ids map[int64]bool
+	normal := true
+	for i := 2; i < x.nargs(); i++ {
+		switch {
+		case eqFold(x.args[i], "type") && i+1 < x.nargs():
+			i++
+			switch strings.ToLower(x.arg(i)) {
+			case "normal":
+			case "master", "replica", "slave", "pubsub":
+				normal = false
+			default:
+				x.w.Errorf("ERR Unknown client type '%s'", x.arg(i))
+				return
+			}
+		case eqFold(x.args[i], "id") && i+1 < x.nargs():
+			ids = map[int64]bool{}
+			for i++; i < x.nargs(); i++ {
+				id, ok := parseRedisInt(x.args[i])
+				if !ok {
+					x.err("ERR Invalid client ID")
+					return
+				}
+				ids[id] = true
+			}
+		default:
+			x.err(msgSyntax)
+			return
+		}
+	}
+	if !normal {
+		x.w.BulkString("")
+		return
+	}
+	x.w.BulkString(x.s.clientList(ids))
+}
+
+// clientList renders CLIENT LIST, of the clients in ids (all when nil). Runs on
+// the executor.
+func (s *Server) clientList(ids map[int64]bool) string {
 	s.mu.Lock()
 	clients := make([]*Client, 0, len(s.clients))
 	for _, c := range s.clients {
-		clients = append(clients, c)
+		if ids == nil || ids[c.id] {
+			clients = append(clients, c)
+		}
 	}
 	s.mu.Unlock()
 	sortClients(clients)
@@ -222,5 +293,6 @@ func cmdReset(x *Ctx) {
 	x.c.db = x.s.dbs[0]
 	x.c.name = ""
 	x.c.authed = x.s.cfg.RequirePass == ""
+	x.c.replyOff, x.c.replySkipNext = false, false // a pending SKIP still swallows this reply, as in Redis
 	x.w.Simple("RESET")
 }

@@ -1,6 +1,7 @@
 package myredis
 
 import (
+	"bytes"
 	"math"
 	"strconv"
 )
@@ -47,7 +48,7 @@ func cmdDel(x *Ctx) {
 func cmdExists(x *Ctx) {
 	n := 0
 	for _, k := range x.args[1:] {
-		if x.db.lookup(string(k)) != nil {
+		if x.lookupRead(string(k)) != nil {
 			n++
 		}
 	}
@@ -66,7 +67,7 @@ func typeName(e *entry) string {
 }
 
 func cmdType(x *Ctx) {
-	e := x.db.lookup(x.arg(1))
+	e := x.lookupRead(x.arg(1))
 	if e == nil {
 		x.w.Simple("none")
 		return
@@ -158,7 +159,7 @@ func expireCmd(unit int64, absolute bool) func(*Ctx) {
 func ttlCmd(ms, absolute bool) func(*Ctx) {
 	return func(x *Ctx) {
 		key := x.arg(1)
-		if x.db.lookup(key) == nil {
+		if x.lookupRead(key) == nil {
 			x.w.Int(-2)
 			return
 		}
@@ -211,12 +212,12 @@ func cmdKeys(x *Ctx) {
 }
 
 func cmdScan(x *Ctx) {
-	cursor, err := strconv.ParseUint(x.arg(1), 10, 64)
-	if err != nil {
+	cursor, ok := parseScanCursor(x.args[1])
+	if !ok {
 		x.err(msgInvalidCursor)
 		return
 	}
-	pattern, typ, count := "", "", 10
+	pattern, typ, count := "*", "", 10 // "*" matches all; an empty MATCH matches only ""
 	for i := 2; i < x.nargs(); i += 2 {
 		if i+1 >= x.nargs() {
 			x.err(msgSyntax)
@@ -250,7 +251,7 @@ func cmdScan(x *Ctx) {
 		if x.db.isExpired(k, now) {
 			continue
 		}
-		if pattern != "" && pattern != "*" && !globMatch(pattern, k) {
+		if pattern != "*" && !globMatch(pattern, k) {
 			continue
 		}
 		if typ != "" && !eqFold([]byte(typ), typeName(x.db.dict[k])) {
@@ -261,6 +262,41 @@ func cmdScan(x *Ctx) {
 	x.w.Array(2)
 	x.w.BulkString(strconv.FormatUint(next, 10))
 	x.w.BulkStrings(keys)
+}
+
+// parseScanCursor reads a cursor as Redis does with strtoul: an optional sign
+// ("-1" wraps around), digits up to the end or a NUL byte, no leading space, no
+// overflow. An empty argument is cursor 0.
+func parseScanCursor(b []byte) (uint64, bool) {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i] // strtoul stops at the C string's end
+	}
+	if len(b) == 0 {
+		return 0, true
+	}
+	neg := false
+	digits := b
+	if b[0] == '+' || b[0] == '-' {
+		neg, digits = b[0] == '-', b[1:]
+	}
+	if len(digits) == 0 {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if n > (math.MaxUint64-d)/10 {
+			return 0, false // ERANGE
+		}
+		n = n*10 + d
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
 }
 
 func cmdRandomkey(x *Ctx) {

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -15,8 +16,12 @@ const redisVersion = "7.0.15"
 // commandsServer registers the server commands.
 func commandsServer() []*command {
 	return []*command{
-		{name: "command", arity: -1, fn: cmdCommand},
-		{name: "config", arity: -2, flags: flagAdmin | flagNoScript, fn: cmdConfig},
+		{name: "command", arity: -1, fn: cmdCommand, subs: subcommands(map[string]int{
+			"count": 2, "info": -2, "docs": -2, "list": -2, "getkeys": -4, "help": 2,
+		})},
+		{name: "config", arity: -2, flags: flagAdmin | flagNoScript, fn: cmdConfig, subs: subcommands(map[string]int{
+			"get": -3, "set": -4, "resetstat": 2, "rewrite": 2, "help": 2,
+		})},
 		{name: "info", arity: -1, fn: cmdInfo},
 		{name: "time", arity: 1, fn: cmdTime},
 		{name: "lastsave", arity: 1, fn: cmdLastsave},
@@ -27,15 +32,23 @@ func sortClients(cs []*Client) { sort.Slice(cs, func(i, j int) bool { return cs[
 
 // --- COMMAND ---
 
+//go:generate go run ./internal/gencmdinfo -o commandinfo_redis.go
+
+// cmdCommand serves COMMAND and its subcommands; call has checked the name and
+// arity. COMMAND INFO and DOCS answer Redis 7.0's own entries
+// (commandinfo_redis.go, generated: run go generate after adding commands).
 func cmdCommand(x *Ctx) {
+	if !x.resolveSubcommand() {
+		return
+	}
 	if x.nargs() == 1 {
 		x.writeCommandInfos(x.s.sortedCommands())
 		return
 	}
-	switch sub := strings.ToLower(x.arg(1)); {
-	case sub == "count" && x.nargs() == 2:
+	switch sub := strings.ToLower(x.arg(1)); sub {
+	case "count":
 		x.w.Int(int64(len(x.s.table)))
-	case sub == "info":
+	case "info":
 		var cmds []*command
 		if x.nargs() == 2 {
 			cmds = x.s.sortedCommands()
@@ -44,36 +57,76 @@ func cmdCommand(x *Ctx) {
 			cmds = append(cmds, x.s.table.lookup(a)) // nil -> null entry
 		}
 		x.writeCommandInfos(cmds)
-	case sub == "docs":
-		x.w.Array(0) // no docs served: redis-cli uses its built-in help
-	case sub == "list":
-		var names []string
-		for _, c := range x.s.sortedCommands() {
-			names = append(names, c.name)
+	case "docs":
+		var cmds []*command
+		if x.nargs() == 2 {
+			cmds = x.s.sortedCommands()
 		}
-		x.w.BulkStrings(names)
-	case sub == "getkeys" && x.nargs() >= 3:
+		for _, a := range x.args[2:] {
+			if c := x.s.table.lookup(a); c != nil {
+				cmds = append(cmds, c)
+			}
+		}
+		x.writeCommandDocs(cmds)
+	case "list":
+		x.commandList()
+	case "getkeys":
 		cmd := x.s.table.lookup(x.args[2])
-		if cmd == nil {
+		switch {
+		case cmd == nil:
 			x.err("ERR Invalid command specified")
-			return
-		}
-		if !cmd.arityOK(x.nargs() - 2) {
-			x.err("ERR Invalid number of arguments specified for command")
-			return
-		}
-		keys := cmd.keys(x.args[2:])
-		if len(keys) == 0 {
+		case cmd.firstKey == 0:
 			x.err("ERR The command has no key arguments")
-			return
+		case !cmd.arityOK(x.nargs() - 2):
+			x.err("ERR Invalid number of arguments specified for command")
+		default:
+			keys := cmd.keys(x.args[2:])
+			x.w.Array(len(keys))
+			for _, k := range keys {
+				x.w.Bulk(k)
+			}
 		}
-		x.w.Array(len(keys))
-		for _, k := range keys {
-			x.w.Bulk(k)
-		}
-	default:
-		x.w.Errorf(msgUnknownSubcommand, x.arg(1), "COMMAND")
+	case "help":
+		x.w.BulkStrings([]string{"COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+			"(no subcommand)", "COUNT", "INFO [<command-name> ...]", "DOCS [<command-name> ...]",
+			"LIST [FILTERBY (MODULE <module-name>|ACLCAT <category>|PATTERN <pattern>)]",
+			"GETKEYS <full-command>", "HELP"})
 	}
+}
+
+// commandList answers COMMAND LIST [FILTERBY MODULE m | ACLCAT c | PATTERN p],
+// subcommands ("config|get") included as Redis lists them.
+func (x *Ctx) commandList() {
+	var keep func(c *command) bool
+	switch {
+	case x.nargs() == 2:
+		keep = func(*command) bool { return true }
+	case x.nargs() == 5 && eqFold(x.args[2], "filterby") && eqFold(x.args[3], "module"):
+		keep = func(*command) bool { return false }
+	case x.nargs() == 5 && eqFold(x.args[2], "filterby") && eqFold(x.args[3], "aclcat"):
+		cat := "+@" + strings.ToLower(x.arg(4)) + "\r\n"
+		keep = func(c *command) bool { return strings.Contains(redisCommandInfo[c.name], cat) }
+	case x.nargs() == 5 && eqFold(x.args[2], "filterby") && eqFold(x.args[3], "pattern"):
+		pattern := x.arg(4)
+		keep = func(c *command) bool { return globMatch(pattern, c.name) }
+	default:
+		x.err(msgSyntax)
+		return
+	}
+	var names []string
+	for _, c := range x.s.sortedCommands() {
+		all := []*command{c}
+		for _, sub := range c.subs {
+			all = append(all, sub)
+		}
+		for _, c := range all {
+			if keep(c) {
+				names = append(names, c.name)
+			}
+		}
+	}
+	sort.Strings(names)
+	x.w.BulkStrings(names)
 }
 
 func (s *Server) sortedCommands() []*command {
@@ -85,12 +138,35 @@ func (s *Server) sortedCommands() []*command {
 	return cmds
 }
 
-// writeCommandInfos writes Redis 7.0's COMMAND INFO shape (10 fields per command).
+// writeCommandDocs writes COMMAND DOCS: name and Redis 7.0's docs of each command
+// that has them (redis-cli builds its help and hints from these).
+func (x *Ctx) writeCommandDocs(cmds []*command) {
+	n := 0
+	for _, c := range cmds {
+		if redisCommandDocs[c.name] != "" {
+			n++
+		}
+	}
+	x.w.Array(2 * n)
+	for _, c := range cmds {
+		if doc := redisCommandDocs[c.name]; doc != "" {
+			x.w.BulkString(c.name)
+			x.w.Raw([]byte(doc))
+		}
+	}
+}
+
+// writeCommandInfos writes Redis 7.0's COMMAND INFO entries: Redis's own for the
+// commands it has, else one built from the table in the same 10-field shape.
 func (x *Ctx) writeCommandInfos(cmds []*command) {
 	x.w.Array(len(cmds))
 	for _, c := range cmds {
 		if c == nil {
-			x.w.NullArray()
+			x.w.Null()
+			continue
+		}
+		if raw, ok := redisCommandInfo[c.name]; ok {
+			x.w.Raw([]byte(raw))
 			continue
 		}
 		x.w.Array(10)
@@ -163,12 +239,11 @@ var runtimeSettable = map[string]bool{
 }
 
 func cmdConfig(x *Ctx) {
+	if !x.resolveSubcommand() {
+		return
+	}
 	switch sub := strings.ToLower(x.arg(1)); sub {
 	case "get":
-		if x.nargs() < 3 {
-			x.err(msgConfigGetArity)
-			return
-		}
 		params := x.s.configParams()
 		names := make([]string, 0, len(params))
 		for name := range params {
@@ -186,35 +261,57 @@ func cmdConfig(x *Ctx) {
 			x.w.BulkString(params[n]())
 		}
 	case "set":
-		if x.nargs() < 4 || x.nargs()%2 != 0 {
-			x.err(errArity("config|set"))
+		if x.nargs()%2 != 0 {
+			x.err(msgSyntax)
 			return
 		}
-		next := x.s.cfg
-		for i := 2; i < x.nargs(); i += 2 {
-			name := strings.ToLower(x.arg(i))
-			if !runtimeSettable[name] {
-				x.w.Errorf(msgConfigSetUnknow, x.arg(i))
-				return
-			}
-			if name == "save" || name == "maxmemory" || name == "timeout" {
-				continue
-			}
-			if err := next.Set(name, x.arg(i+1)); err != nil {
-				x.w.Errorf("ERR CONFIG SET failed (possibly related to argument '%s') - %v", x.arg(i), err)
-				return
-			}
-		}
-		x.s.applyConfig(next)
-		x.ok()
+		x.configSet()
 	case "resetstat":
 		x.s.stats = stats{}
 		x.ok()
 	case "rewrite":
 		x.err("ERR The server is running without a config file")
-	default:
-		x.w.Errorf(msgUnknownSubcommand, x.arg(1), "CONFIG")
+	case "help":
+		x.w.BulkStrings([]string{"CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+			"GET <pattern>", "SET <directive> <value>", "RESETSTAT", "REWRITE", "HELP"})
 	}
+}
+
+// configSet applies CONFIG SET name value [name value ...] all or nothing, with
+// Redis 7.0's checks in its order: unknown names, immutable ones and repeats
+// first, then each value.
+func (x *Ctx) configSet() {
+	params := x.s.configParams()
+	seen := map[string]bool{}
+	var names, vals []string
+	for i := 2; i < x.nargs(); i += 2 {
+		name := strings.ToLower(x.arg(i))
+		switch {
+		case params[name] == nil:
+			x.w.Errorf(msgConfigSetUnknow, x.arg(i))
+			return
+		case !runtimeSettable[name]:
+			x.w.Errorf(msgConfigSetFailed, x.arg(i), "can't set immutable config")
+			return
+		case seen[name]:
+			x.w.Errorf(msgConfigSetFailed, x.arg(i), "duplicate parameter")
+			return
+		}
+		seen[name] = true
+		names, vals = append(names, name), append(vals, x.arg(i+1))
+	}
+	next := x.s.cfg
+	for i, name := range names {
+		if name == "save" || name == "maxmemory" || name == "timeout" {
+			continue // accepted, without effect: no RDB, no eviction, no idle timeout
+		}
+		if err := next.Set(name, vals[i]); err != nil {
+			x.w.Errorf(msgConfigSetFailed, name, err.Error())
+			return
+		}
+	}
+	x.s.applyConfig(next)
+	x.ok()
 }
 
 // applyConfig installs changed runtime settings. Runs on the executor.
@@ -240,9 +337,58 @@ func (s *Server) infoSectionList() []infoSection {
 		{"memory", infoMemory},
 		{"persistence", infoPersistence},
 		{"stats", infoStats},
+		{"replication", infoReplication},
+		{"cpu", infoCPU},
+		{"modules", noFields},
+		{"commandstats", noFields},
+		{"errorstats", noFields},
+		{"latencystats", noFields},
+		{"cluster", func(*Server) [][2]string { return [][2]string{{"cluster_enabled", "0"}} }},
 		{"keyspace", infoKeyspace},
 	}
 	return list
+}
+
+// infoNotDefault are the sections INFO shows only when asked by name, or for
+// "all" and "everything"; infoTitles are headers that are not just capitalised.
+var (
+	infoNotDefault = map[string]bool{"commandstats": true, "latencystats": true}
+	infoTitles     = map[string]string{"cpu": "CPU"}
+)
+
+func noFields(*Server) [][2]string { return nil }
+
+func infoReplication(s *Server) [][2]string {
+	return [][2]string{
+		{"role", "master"},
+		{"connected_slaves", "0"},
+		{"master_failover_state", "no-failover"},
+		{"master_replid", s.replID},
+		{"master_replid2", strings.Repeat("0", 40)},
+		{"master_repl_offset", "0"},
+		{"second_repl_offset", "-1"},
+		{"repl_backlog_active", "0"},
+		{"repl_backlog_size", "1048576"},
+		{"repl_backlog_first_byte_offset", "0"},
+		{"repl_backlog_histlen", "0"},
+	}
+}
+
+func infoCPU(*Server) [][2]string {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	secs := func(tv syscall.Timeval) string {
+		return fmt.Sprintf("%d.%06d", tv.Sec, tv.Usec)
+	}
+	// The executor is a goroutine, not a thread: the "main thread" is the process.
+	return [][2]string{
+		{"used_cpu_sys", secs(ru.Stime)},
+		{"used_cpu_user", secs(ru.Utime)},
+		{"used_cpu_sys_children", "0.000000"},
+		{"used_cpu_user_children", "0.000000"},
+		{"used_cpu_sys_main_thread", secs(ru.Stime)},
+		{"used_cpu_user_main_thread", secs(ru.Utime)},
+	}
 }
 
 func cmdInfo(x *Ctx) {
@@ -250,16 +396,21 @@ func cmdInfo(x *Ctx) {
 	for _, a := range x.args[1:] {
 		want[strings.ToLower(string(a))] = true
 	}
-	all := len(want) == 0 || want["all"] || want["everything"] || want["default"]
+	every := want["all"] || want["everything"]
+	dflt := len(want) == 0 || want["default"]
 	var b strings.Builder
 	for _, sec := range x.s.infoSectionList() {
-		if !all && !want[sec.name] {
+		if !every && !want[sec.name] && !(dflt && !infoNotDefault[sec.name]) {
 			continue
 		}
 		if b.Len() > 0 {
 			b.WriteString("\r\n")
 		}
-		b.WriteString("# " + strings.ToUpper(sec.name[:1]) + sec.name[1:] + "\r\n")
+		title := infoTitles[sec.name]
+		if title == "" {
+			title = strings.ToUpper(sec.name[:1]) + sec.name[1:]
+		}
+		b.WriteString("# " + title + "\r\n")
 		for _, f := range sec.fields(x.s) {
 			b.WriteString(f[0] + ":" + f[1] + "\r\n")
 		}

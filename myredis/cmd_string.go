@@ -2,6 +2,7 @@ package myredis
 
 import (
 	"math"
+	"math/big"
 	"strconv"
 )
 
@@ -46,6 +47,33 @@ func (x *Ctx) getString(key string) (val []byte, found, ok bool) {
 	return b, true, true
 }
 
+// getStringForWrite is getString for commands that write the key (INCR, APPEND):
+// like Redis's lookupKeyWrite it counts no keyspace hit or miss.
+func (x *Ctx) getStringForWrite(key string) (val []byte, found, ok bool) {
+	e := x.db.lookup(key)
+	if e == nil {
+		return nil, false, true
+	}
+	b, isStr := e.val.([]byte)
+	if !isStr {
+		x.wrongType()
+		return nil, true, false
+	}
+	return b, true, true
+}
+
+// lookupRead finds key for a command that reads it, counting a keyspace hit or
+// miss as Redis's lookupKeyRead does (MGET, EXISTS, TYPE, TTL).
+func (x *Ctx) lookupRead(key string) *entry {
+	e := x.db.lookup(key)
+	if e == nil {
+		x.s.stats.keyspaceMisses++
+	} else {
+		x.s.stats.keyspaceHits++
+	}
+	return e
+}
+
 // own returns b clipped so that appending to it never writes into a neighbour.
 func own(b []byte) []byte { return b[:len(b):len(b)] }
 
@@ -61,51 +89,64 @@ func cmdGet(x *Ctx) {
 	x.w.Bulk(v)
 }
 
-// setOpts are SET's parsed options.
+// setOpts are the parsed options of SET (NX XX GET KEEPTTL EX PX EXAT PXAT) and
+// GETEX (PERSIST EX PX EXAT PXAT).
 type setOpts struct {
-	nx, xx, get, keepTTL bool
-	expireAt             int64 // unix ms; 0 = none
+	nx, xx, get, keepTTL, persist bool
+	exp                           []byte // the EX/PX/EXAT/PXAT argument, nil if none
+	unit                          int64  // of exp: 1000 for seconds, 1 for milliseconds
+	absolute                      bool   // exp is EXAT/PXAT
 }
 
-// parseSetOpts parses SET's options from args[3:], writing the error on failure.
-func (x *Ctx) parseSetOpts() (setOpts, bool) {
-	var o setOpts
-	var unit int64 // 1 ms, 1000 s
-	var absolute bool
-	var expArg []byte
-	for i := 3; i < x.nargs(); i++ {
+// parseSetOpts parses the options from args[from:] as Redis's
+// parseExtendedStringArgumentsOrReply does: an option may repeat (the last
+// expiry wins, unparsed), conflicting ones are "ERR syntax error". forSet selects
+// SET's options; otherwise GETEX's. The expiry value is checked later.
+func (x *Ctx) parseSetOpts(from int, forSet bool) (setOpts, bool) {
+	o := setOpts{unit: 1000}
+	var ex, px, exat, pxat bool
+	for i := from; i < x.nargs(); i++ {
 		a := x.args[i]
 		hasNext := i+1 < x.nargs()
 		switch {
-		case eqFold(a, "nx") && !o.xx:
+		case forSet && eqFold(a, "nx") && !o.xx:
 			o.nx = true
-		case eqFold(a, "xx") && !o.nx:
+		case forSet && eqFold(a, "xx") && !o.nx:
 			o.xx = true
-		case eqFold(a, "get"):
+		case forSet && eqFold(a, "get"):
 			o.get = true
-		case eqFold(a, "keepttl") && expArg == nil:
+		case forSet && eqFold(a, "keepttl") && !o.persist && !ex && !exat && !px && !pxat:
 			o.keepTTL = true
-		case (eqFold(a, "ex") || eqFold(a, "px") || eqFold(a, "exat") || eqFold(a, "pxat")) &&
-			!o.keepTTL && expArg == nil && hasNext:
-			unit, absolute = 1, eqFold(a, "exat") || eqFold(a, "pxat")
-			if eqFold(a, "ex") || eqFold(a, "exat") {
-				unit = 1000
-			}
+		case !forSet && eqFold(a, "persist") && !ex && !exat && !px && !pxat && !o.keepTTL:
+			o.persist = true
+		case eqFold(a, "ex") && !o.keepTTL && !o.persist && !exat && !px && !pxat && hasNext:
+			ex, o.unit, o.exp = true, 1000, x.args[i+1]
 			i++
-			expArg = x.args[i]
+		case eqFold(a, "px") && !o.keepTTL && !o.persist && !ex && !exat && !pxat && hasNext:
+			px, o.unit, o.exp = true, 1, x.args[i+1]
+			i++
+		case eqFold(a, "exat") && !o.keepTTL && !o.persist && !ex && !px && !pxat && hasNext:
+			exat, o.unit, o.exp = true, 1000, x.args[i+1]
+			i++
+		case eqFold(a, "pxat") && !o.keepTTL && !o.persist && !ex && !exat && !px && hasNext:
+			pxat, o.unit, o.exp = true, 1, x.args[i+1]
+			i++
 		default:
 			x.err(msgSyntax)
 			return o, false
 		}
 	}
-	if expArg != nil {
-		at, ok := x.expireArg(expArg, unit, absolute, "set")
-		if !ok {
-			return o, false
-		}
-		o.expireAt = at
-	}
+	o.absolute = exat || pxat
 	return o, true
+}
+
+// expireAt checks o's expiry argument and returns it as an absolute unix-ms
+// deadline (0 when there is none), writing Redis's error on failure.
+func (x *Ctx) expireAt(o setOpts, cmd string) (int64, bool) {
+	if o.exp == nil {
+		return 0, true
+	}
+	return x.expireArg(o.exp, o.unit, o.absolute, cmd)
 }
 
 // expireArg turns an EX/PX/EXAT/PXAT argument into an absolute unix-ms deadline,
@@ -133,7 +174,11 @@ func (x *Ctx) expireArg(arg []byte, unit int64, absolute bool, cmd string) (int6
 }
 
 func cmdSet(x *Ctx) {
-	o, ok := x.parseSetOpts()
+	o, ok := x.parseSetOpts(3, true)
+	if !ok {
+		return
+	}
+	at, ok := x.expireAt(o, "set")
 	if !ok {
 		return
 	}
@@ -155,7 +200,7 @@ func cmdSet(x *Ctx) {
 		}
 		return
 	}
-	x.setString(key, own(x.args[2]), o.expireAt, o.keepTTL)
+	x.setString(key, own(x.args[2]), at, o.keepTTL)
 	if o.get {
 		x.replyOld(old, found)
 	} else {
@@ -172,7 +217,9 @@ func (x *Ctx) replyOld(old []byte, found bool) {
 }
 
 // setString stores a string with an optional absolute deadline (0 = none) and
-// records the write for the AOF with an absolute PXAT.
+// records the write for the AOF with an absolute PXAT. As in Redis, a deadline in
+// the past is stored like any other (DBSIZE counts the key until it is read or
+// reclaimed).
 func (x *Ctx) setString(key string, val []byte, expireAt int64, keepTTL bool) {
 	x.db.set(key, val, keepTTL)
 	x.dirty(1)
@@ -181,10 +228,7 @@ func (x *Ctx) setString(key string, val []byte, expireAt int64, keepTTL bool) {
 		x.propagateAs("SET", key, string(val), "KEEPTTL")
 	case expireAt == 0:
 		x.propagateAs("SET", key, string(val))
-	case expireAt <= x.nowMs() && !x.s.loading:
-		x.db.delete(key)
-		x.propagateAs("DEL", key)
-	default:
+	default: // a deadline already past is kept too: Redis counts the key until it is reclaimed
 		x.db.setExpire(key, expireAt)
 		x.propagateAs("SET", key, string(val), "PXAT", strconv.FormatInt(expireAt, 10))
 	}
@@ -228,31 +272,13 @@ func cmdGetdel(x *Ctx) {
 	x.w.Bulk(v)
 }
 
+// cmdGetex checks the key before the expiry value, as Redis does: a missing key
+// answers nil whatever the expiry says.
 func cmdGetex(x *Ctx) {
 	key := x.arg(1)
-	var at int64
-	persist := false
-	for i := 2; i < x.nargs(); i++ {
-		a := x.args[i]
-		hasNext := i+1 < x.nargs()
-		switch {
-		case eqFold(a, "persist") && at == 0 && !persist:
-			persist = true
-		case (eqFold(a, "ex") || eqFold(a, "px") || eqFold(a, "exat") || eqFold(a, "pxat")) &&
-			!persist && at == 0 && hasNext:
-			unit := int64(1)
-			if eqFold(a, "ex") || eqFold(a, "exat") {
-				unit = 1000
-			}
-			var ok bool
-			if at, ok = x.expireArg(x.args[i+1], unit, eqFold(a, "exat") || eqFold(a, "pxat"), "getex"); !ok {
-				return
-			}
-			i++
-		default:
-			x.err(msgSyntax)
-			return
-		}
+	o, ok := x.parseSetOpts(2, false)
+	if !ok {
+		return
 	}
 	v, found, ok := x.getString(key)
 	if !ok {
@@ -262,8 +288,13 @@ func cmdGetex(x *Ctx) {
 		x.w.Null()
 		return
 	}
+	at, ok := x.expireAt(o, "getex")
+	if !ok {
+		return
+	}
+	x.w.Bulk(v)
 	switch {
-	case at != 0 && at <= x.nowMs():
+	case at != 0 && o.absolute && at <= x.nowMs():
 		x.db.delete(key)
 		x.dirty(1)
 		x.propagateAs("DEL", key)
@@ -271,13 +302,12 @@ func cmdGetex(x *Ctx) {
 		x.db.setExpire(key, at)
 		x.dirty(1)
 		x.propagateAs("PEXPIREAT", key, strconv.FormatInt(at, 10))
-	case persist:
+	case o.persist:
 		if x.db.persist(key) {
 			x.dirty(1)
 			x.propagateAs("PERSIST", key)
 		}
 	}
-	x.w.Bulk(v)
 }
 
 func cmdGetset(x *Ctx) {
@@ -293,7 +323,7 @@ func cmdGetset(x *Ctx) {
 func cmdMget(x *Ctx) {
 	x.w.Array(x.nargs() - 1)
 	for _, k := range x.args[1:] {
-		e := x.db.lookup(string(k))
+		e := x.lookupRead(string(k))
 		if b, ok := entryString(e); ok {
 			x.w.Bulk(b)
 		} else {
@@ -364,7 +394,7 @@ func cmdDecrby(x *Ctx) {
 // incrBy adds n to the integer at key, keeping its TTL.
 func (x *Ctx) incrBy(n int64) {
 	key := x.arg(1)
-	v, found, ok := x.getString(key)
+	v, found, ok := x.getStringForWrite(key)
 	if !ok {
 		return
 	}
@@ -387,30 +417,32 @@ func (x *Ctx) incrBy(n int64) {
 	x.w.Int(cur)
 }
 
+// cmdIncrbyfloat adds in long double precision and stores the sum as Redis
+// prints it (see longdouble.go). The type is checked before either number.
 func cmdIncrbyfloat(x *Ctx) {
 	key := x.arg(1)
-	incr, ok := parseFloatArg(x.args[2])
-	if !ok {
-		x.err(msgNotFloat)
-		return
-	}
-	v, found, ok := x.getString(key)
+	v, found, ok := x.getStringForWrite(key)
 	if !ok {
 		return
 	}
-	var cur float64
+	cur := longDouble{f: new(big.Float)}
 	if found {
-		if cur, ok = parseFloatArg(v); !ok {
+		if cur, ok = parseLongDouble(v); !ok {
 			x.err(msgNotFloat)
 			return
 		}
 	}
-	cur += incr
-	if math.IsNaN(cur) || math.IsInf(cur, 0) {
+	incr, ok := parseLongDouble(x.args[2])
+	if !ok {
+		x.err(msgNotFloat)
+		return
+	}
+	sum, ok := addLongDouble(cur, incr)
+	if !ok {
 		x.err(msgIncrFloatNaN)
 		return
 	}
-	out := []byte(strconv.FormatFloat(cur, 'f', -1, 64))
+	out := []byte(formatLongDouble(sum))
 	x.db.set(key, out, true)
 	x.dirty(1)
 	x.propagateAs("SET", key, string(out), "KEEPTTL")
@@ -436,7 +468,7 @@ func isRangeErr(err error) bool {
 
 func cmdAppend(x *Ctx) {
 	key := x.arg(1)
-	v, found, ok := x.getString(key)
+	v, found, ok := x.getStringForWrite(key)
 	if !ok {
 		return
 	}

@@ -7,7 +7,7 @@ func commandsTransaction() []*command {
 		{name: "exec", arity: 1, flags: flagTx | flagNoScript, fn: cmdExec},
 		{name: "discard", arity: 1, flags: flagTx | flagNoScript, fn: cmdDiscard},
 		{name: "watch", arity: -2, flags: flagTx | flagNoScript, fn: cmdWatch, firstKey: 1, lastKey: -1},
-		{name: "unwatch", arity: 1, flags: flagTx | flagNoScript, fn: cmdUnwatch},
+		{name: "unwatch", arity: 1, flags: flagNoScript, fn: cmdUnwatch}, // queued inside MULTI, as in Redis
 	}
 }
 

@@ -1,7 +1,9 @@
 package myredis
 
 import (
+	"bytes"
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -25,6 +27,45 @@ type command struct {
 	fn    func(x *Ctx)
 	// key positions for COMMAND INFO and key extraction: first, last (-1 = last arg), step.
 	firstKey, lastKey, step int
+	// subs are a container command's subcommands by lower-case name, each with its
+	// own arity (and fn, flags: the container's unless set). call resolves the
+	// subcommand before checking arity, so "CLIENT LIST x" is refused as Redis
+	// refuses it, 'client|list' in the error, even while queueing a MULTI.
+	subs map[string]*command
+}
+
+// subcommands builds a container's subcommand table from name -> arity.
+func subcommands(arities map[string]int) map[string]*command {
+	subs := make(map[string]*command, len(arities))
+	for name, arity := range arities {
+		subs[name] = &command{name: name, arity: arity}
+	}
+	return subs
+}
+
+// subcommand finds the subcommand named by arg (any letter case).
+func (c *command) subcommand(arg []byte) *command {
+	return c.subs[strings.ToLower(string(arg))]
+}
+
+// resolveSubcommand is for a container's handler reached with the container
+// itself (a caller that did not go through call, such as a script): it checks
+// the subcommand's name and arity as call does, writing the error if they are
+// wrong. Through call it has nothing to do.
+func (x *Ctx) resolveSubcommand() bool {
+	if x.cmd.subs == nil || x.nargs() < 2 {
+		return true
+	}
+	sub := x.cmd.subcommand(x.args[1])
+	switch {
+	case sub == nil:
+		x.err(errUnknownSubcommand(x.args))
+		return false
+	case !sub.arityOK(x.nargs()):
+		x.err(errArity(sub.name))
+		return false
+	}
+	return true
 }
 
 // commandTable maps a lower-case command name to its entry.
@@ -34,6 +75,13 @@ func (t commandTable) add(cmds ...*command) {
 	for _, c := range cmds {
 		if _, dup := t[c.name]; dup {
 			panic("myredis: duplicate command " + c.name)
+		}
+		for sub, sc := range c.subs {
+			sc.name = c.name + "|" + sub
+			if sc.fn == nil {
+				sc.fn = c.fn
+			}
+			sc.flags |= c.flags
 		}
 		t[c.name] = c
 	}
@@ -88,6 +136,18 @@ func buildCommandTable() commandTable {
 	return t
 }
 
+// CommandNames lists the commands MyRedis serves, lower case, sorted (for tools:
+// internal/gencmdinfo keeps Redis's COMMAND INFO and DOCS entries for these).
+func CommandNames() []string {
+	t := buildCommandTable()
+	names := make([]string, 0, len(t))
+	for name := range t {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
 // commandGroups lists the registration function of each cmd_*.go file.
 var commandGroups = []func() []*command{
 	commandsString,
@@ -99,24 +159,43 @@ var commandGroups = []func() []*command{
 	commandsTransaction,
 }
 
-// errUnknownCommand is Redis's reply to a command name it does not know.
+// errUnknownCommand is Redis's reply to a command name it does not know. Like
+// Redis's "%.*s" it quotes arguments until 128 bytes of them are shown, cutting
+// the last one to fit, and stops each at a NUL byte (C strings).
 func errUnknownCommand(args [][]byte) string {
 	var b strings.Builder
 	for _, a := range args[1:] {
 		if b.Len() >= 128 {
 			break
 		}
-		s := string(a)
-		if len(s) > 128 {
-			s = s[:128]
+		s := cstring(a)
+		if len(s) > 128-b.Len() {
+			s = s[:128-b.Len()]
 		}
 		fmt.Fprintf(&b, "'%s' ", s)
 	}
-	name := string(args[0])
+	name := cstring(args[0])
 	if len(name) > 128 {
 		name = name[:128]
 	}
 	return fmt.Sprintf(msgUnknownCommand, name, b.String())
+}
+
+// errUnknownSubcommand is Redis's reply to "CLIENT NOSUCH".
+func errUnknownSubcommand(args [][]byte) string {
+	sub := cstring(args[1])
+	if len(sub) > 128 {
+		sub = sub[:128]
+	}
+	return fmt.Sprintf(msgUnknownSubcommand, sub, strings.ToUpper(cstring(args[0])))
+}
+
+// cstring is b as C's "%s" prints it: up to the first NUL byte.
+func cstring(b []byte) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return string(b)
 }
 
 // errArity is Redis's reply to a wrong argument count.

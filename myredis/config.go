@@ -2,7 +2,9 @@ package myredis
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -89,7 +91,7 @@ func ParseArgs(args []string) (Config, error) {
 			i++
 		}
 		if err := c.Set(name, strings.Join(vals, " ")); err != nil {
-			return c, err
+			return c, fmt.Errorf("--%s: %w", name, err)
 		}
 	}
 	c.fillDefaults()
@@ -110,7 +112,7 @@ func (c *Config) loadFile(path string) error {
 		}
 		name, val, _ := strings.Cut(text, " ")
 		if err := c.Set(name, strings.Trim(strings.TrimSpace(val), `"`)); err != nil {
-			return fmt.Errorf("%s:%d: %w", path, line, err)
+			return fmt.Errorf("%s:%d: %s: %w", path, line, name, err)
 		}
 	}
 	return sc.Err()
@@ -121,27 +123,37 @@ func (c *Config) Set(name, val string) error {
 	var err error
 	switch strings.ToLower(name) {
 	case "port":
-		c.Port, err = strconv.Atoi(val)
+		c.Port, err = intInRange(val, 0, 65535)
 	case "bind":
 		c.Bind = strings.Fields(val + " ")[0]
 	case "requirepass":
 		c.RequirePass = val
 	case "databases":
-		c.Databases, err = strconv.Atoi(val)
+		c.Databases, err = intInRange(val, 1, math.MaxInt32)
 	case "maxclients":
-		c.MaxClients, err = strconv.Atoi(val)
+		c.MaxClients, err = intInRange(val, 1, math.MaxUint32)
 	case "proto-max-bulk-len":
 		c.ProtoMaxBulkLen, err = ParseMemory(val)
+		if err != nil {
+			err = errors.New("argument must be a memory value")
+		} else if c.ProtoMaxBulkLen < 1<<20 {
+			err = errors.New("argument must be between 1048576 and 9223372036854775807 inclusive")
+		}
 	case "hz":
-		c.Hz, err = strconv.Atoi(val)
-		c.Hz = min(max(c.Hz, 1), 500)
+		c.Hz, err = intInRange(val, 0, math.MaxInt32)
+		c.Hz = min(max(c.Hz, 1), 500) // Redis clamps to 1..500 after accepting
 	case "loglevel":
+		switch val = strings.ToLower(val); val {
+		case "debug", "verbose", "notice", "warning":
+		default:
+			err = errors.New("argument(s) must be one of the following: debug, verbose, notice, warning")
+		}
 		c.LogLevel = val
 	case "appendonly":
 		c.AppendOnly, err = parseYesNo(val)
 	case "appendfsync":
-		if val != "always" && val != "everysec" && val != "no" {
-			err = fmt.Errorf("argument must be one of always, everysec, no")
+		if val = strings.ToLower(val); val != "always" && val != "everysec" && val != "no" {
+			err = errors.New("argument(s) must be one of the following: everysec, always, no")
 		}
 		c.AppendFsync = val
 	case "dir":
@@ -153,12 +165,28 @@ func (c *Config) Set(name, val string) error {
 	case "save", "daemonize", "protected-mode", "logfile":
 		// accepted for compatibility; MyRedis has no RDB and stays in the foreground
 	default:
-		return fmt.Errorf("unknown option %q", name)
+		return errUnknownOption
 	}
+	var numErr *strconv.NumError
+	if errors.As(err, &numErr) {
+		err = errors.New("argument couldn't be parsed into an integer")
+	}
+	return err
+}
+
+// errUnknownOption is Set's error for a name it does not know.
+var errUnknownOption = errors.New("unknown option")
+
+// intInRange parses an integer setting with Redis's CONFIG SET error texts.
+func intInRange(val string, lo, hi int64) (int, error) {
+	n, err := strconv.ParseInt(val, 10, 64)
 	if err != nil {
-		return fmt.Errorf("bad value for %s: %v", name, err)
+		return 0, errors.New("argument couldn't be parsed into an integer")
 	}
-	return nil
+	if n < lo || n > hi {
+		return 0, fmt.Errorf("argument must be between %d and %d inclusive", lo, hi)
+	}
+	return int(n), nil
 }
 
 func parseYesNo(v string) (bool, error) {

@@ -18,6 +18,8 @@ const (
 	msgWrongPass         = "WRONGPASS invalid username-password pair or user is disabled."
 	msgAuthNoPassword    = "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
 	msgNoProto           = "NOPROTO unsupported protocol version"
+	msgHelloNoAuth       = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"
+	msgHelloProtoNotInt  = "ERR Protocol version is not an integer or out of range"
 	msgUnknownCommand    = "ERR unknown command '%s', with args beginning with: %s"
 	msgUnknownSubcommand = "ERR unknown subcommand '%s'. Try %s HELP."
 	msgWrongArity        = "ERR wrong number of arguments for '%s' command"
@@ -30,6 +32,10 @@ const (
 	msgProtoInvalidMulti = "ERR Protocol error: invalid multibulk length"
 	msgProtoBigInline    = "ERR Protocol error: too big inline request"
 	msgProtoUnbalanced   = "ERR Protocol error: unbalanced quotes in request"
+	msgProtoBigCount     = "ERR Protocol error: too big mbulk count string"
+	msgProtoBigBulkCount = "ERR Protocol error: too big bulk count string"
+	msgProtoUnauthMulti  = "ERR Protocol error: unauthenticated multibulk length"
+	msgProtoUnauthBulk   = "ERR Protocol error: unauthenticated bulk length"
 	msgTimeoutNotFloat   = "ERR timeout is not a float or out of range"
 	msgTimeoutNegative   = "ERR timeout is negative"
 	msgNotAllowedMulti   = "ERR Command not allowed inside a transaction"
@@ -61,6 +67,11 @@ const (
 	msgDiscardNoMulti  = "ERR DISCARD without MULTI"
 	msgWatchInMulti    = "ERR WATCH inside MULTI is not allowed"
 	msgExecAbort       = "EXECABORT Transaction discarded because of previous errors."
-	msgConfigGetArity  = "ERR wrong number of arguments for 'config|get' command"
 	msgConfigSetUnknow = "ERR Unknown option or number of arguments for CONFIG SET - '%s'"
+)
+
+// A refused EXEC (arity, NOAUTH) and CONFIG SET's value errors.
+const (
+	msgExecAbortBecause = "EXECABORT Transaction discarded because of: "
+	msgConfigSetFailed  = "ERR CONFIG SET failed (possibly related to argument '%s') - %s"
 )

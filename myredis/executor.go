@@ -43,7 +43,11 @@ func (s *Server) submit(fn func()) {
 // It stops early when a command blocks; the rest wait in c.pending.
 func (s *Server) runBatch(c *Client) {
 	for i, cmd := range c.cmds {
+		mark := c.out.Len()
 		s.call(c, cmd.Args, &c.out)
+		if c.replyOff || c.replySkip || c.replySkipNext {
+			s.muteReply(c, mark)
+		}
 		if c.blocked != nil {
 			c.pending = append(c.pending[:0], c.cmds[i+1:]...)
 			break
@@ -58,6 +62,22 @@ func (s *Server) runBatch(c *Client) {
 		c.batchDeadline = c.blocked.deadline
 	}
 	c.lastActive.Store(s.clock.Now().UnixMilli())
+	if c.guard != nil {
+		c.guard.authed.Store(c.authed) // the guard limits requests until AUTH
+	}
+}
+
+// muteReply applies CLIENT REPLY OFF and SKIP to the reply written from mark on.
+func (s *Server) muteReply(c *Client, mark int) {
+	switch {
+	case c.replyOff || c.replySkip:
+		c.out.Truncate(mark)
+		c.replySkip = false
+	}
+	if c.replySkipNext && !c.replyOff {
+		// the SKIP command itself has no reply; the next one is dropped
+		c.replySkipNext, c.replySkip = false, true
+	}
 }
 
 // Ctx is what a command handler sees. It runs on the executor goroutine.
@@ -81,21 +101,26 @@ func (s *Server) call(c *Client, args [][]byte, w *Writer) {
 	if len(args) == 0 {
 		return
 	}
-	s.bump(&s.stats.commands, 1) // workers.go: locked in workers mode
 	cmd := s.table.lookup(args[0])
 	if cmd == nil {
 		s.rejectInMulti(c)
 		w.Error(errUnknownCommand(args))
 		return
 	}
+	if cmd.subs != nil && len(args) >= 2 {
+		sub := cmd.subcommand(args[1])
+		if sub == nil {
+			s.reject(c, cmd, w, errUnknownSubcommand(args))
+			return
+		}
+		cmd = sub
+	}
 	if !cmd.arityOK(len(args)) {
-		s.rejectInMulti(c)
-		w.Error(errArity(cmd.name))
+		s.reject(c, cmd, w, errArity(cmd.name))
 		return
 	}
-	if !c.authed && cmd.flags&flagNoAuth == 0 {
-		s.rejectInMulti(c)
-		w.Error(msgNoAuth)
+	if c.needsAuth() && cmd.flags&flagNoAuth == 0 {
+		s.reject(c, cmd, w, msgNoAuth)
 		return
 	}
 	if c.multi != nil && cmd.flags&flagTx == 0 {
@@ -117,6 +142,7 @@ func (s *Server) exec(x *Ctx) {
 	}
 	before := s.dirty
 	x.cmd.fn(x)
+	s.stats.commands++ // as Redis: executed commands only, counted after they ran
 	if s.dirty != before && x.cmd.flags&flagWrite != 0 {
 		args := x.args
 		if x.rewrite != nil {
@@ -127,6 +153,20 @@ func (s *Server) exec(x *Ctx) {
 	if len(s.ready) > 0 && !x.inScript && !x.inMulti {
 		s.serveBlocked()
 	}
+}
+
+// reject answers a command refused before running (arity, NOAUTH) as Redis's
+// rejectCommand does: it fails an open MULTI, and a refused EXEC also discards
+// the transaction and says why in an EXECABORT.
+func (s *Server) reject(c *Client, cmd *command, w *Writer, msg string) {
+	s.rejectInMulti(c)
+	if cmd.name != "exec" {
+		w.Error(msg)
+		return
+	}
+	s.discard(c)
+	s.unwatchAll(c)
+	w.Error(msgExecAbortBecause + strings.TrimPrefix(msg, "ERR "))
 }
 
 // rejectInMulti flags a queueing error so EXEC answers EXECABORT.
@@ -157,6 +197,13 @@ func (x *Ctx) argInt(i int) (int64, bool) {
 		return 0, false
 	}
 	return n, true
+}
+
+// parseRedisInt parses b as Redis's string2ll: a 64-bit decimal integer with no
+// '+', no leading zeros, no spaces and no "-0".
+func parseRedisInt(b []byte) (int64, bool) {
+	n, err := strconv.ParseInt(string(b), 10, 64)
+	return n, err == nil && validIntText(b)
 }
 
 // validIntText rejects what strconv accepts but Redis does not ("+1", "01", "-0").

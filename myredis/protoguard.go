@@ -1,25 +1,67 @@
 package myredis
 
 import (
+	"bytes"
 	"errors"
 	"net"
 	"strconv"
+	"sync/atomic"
 )
 
-// redcon grows its read buffer for whatever bulk length a client announces. The
-// guard sits between the socket and redcon, follows the RESP framing byte by byte
-// (skipping payloads in one step) and refuses what Redis refuses before any buffer
-// is grown: a bulk length over proto-max-bulk-len, a multibulk count over INT_MAX,
-// and header or inline lines over 64 KiB. The client gets Redis's error and is
-// closed; the commands before the bad one still run.
+// redcon parses RESP, but not as Redis does: it grows its buffer for whatever bulk
+// length a client announces, refuses "*0", reads inline commands differently and
+// insists on CRLF where Redis skips any two bytes. The guard sits between the
+// socket and redcon. It follows the request stream byte for byte the way Redis's
+// processInputBuffer does (processInlineBuffer, processMultibulkBuffer) and hands
+// redcon the same requests in canonical RESP:
+//
+//   - inline commands are split as sdssplitargs splits them (quotes, \xHH escapes,
+//     tabs) and re-encoded as multibulk; blank lines, "*0" and "*-1" vanish;
+//   - the byte after a header's '\r' and the two bytes after a payload are taken
+//     whatever they are, as Redis takes them;
+//   - what Redis refuses gets Redis's "-ERR Protocol error: ..." and the connection
+//     closes, after the replies to the requests before it: a bulk length over
+//     proto-max-bulk-len (before any buffer grows), a multibulk count over INT_MAX,
+//     header or inline lines over 64 KiB, and, while a password is required and not
+//     given, more than 10 arguments or a bulk over 16 KiB;
+//   - a NUL byte before a line's end stalls the request as Redis's strchr does,
+//     until 64 KiB have piled up;
+//   - a request of more than holdArgs arguments reaches redcon only once complete.
+//
+// Well-formed RESP passes through untouched, without a copy.
 
-const maxInlineLen = 64 * 1024
+const (
+	maxInlineLen   = 64 * 1024 // PROTO_INLINE_MAX_SIZE
+	redisReadChunk = 16 * 1024 // PROTO_IOBUF_LEN: Redis checks line sizes after each read
+	unauthMaxArgs  = 10        // more arguments need AUTH first
+	unauthMaxBulk  = 16384     // bigger bulks need AUTH first
+	// holdArgs: a request with more arguments is held until complete. redcon
+	// re-parses an unfinished request from its start on every read, looping over
+	// the announced count, so "*2147483647" alone would cost seconds per read.
+	holdArgs = 1024
+)
 
 var errGuardClosed = errors.New("protocol error")
 
+// liveSettings are the settings read off the executor (the guards, the accept
+// callback, the active-expiry ticker); the executor updates them on CONFIG SET.
+type liveSettings struct {
+	maxBulk    atomic.Int64
+	hasPass    atomic.Bool // requirepass is set
+	maxClients atomic.Int64
+	hz         atomic.Int64
+}
+
+func (l *liveSettings) set(cfg Config) {
+	l.maxBulk.Store(cfg.ProtoMaxBulkLen)
+	l.hasPass.Store(cfg.RequirePass != "")
+	l.maxClients.Store(int64(cfg.MaxClients))
+	l.hz.Store(int64(cfg.Hz))
+}
+
 type guardListener struct {
 	net.Listener
-	maxBulk int64
+	limits *liveSettings
 }
 
 func (l guardListener) Accept() (net.Conn, error) {
@@ -27,125 +69,396 @@ func (l guardListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &guardConn{Conn: c, g: respGuard{maxBulk: l.maxBulk}}, nil
+	gc := &guardConn{Conn: c}
+	gc.g.limits = l.limits
+	gc.g.authed = &gc.authed
+	return gc, nil
 }
 
+// guardConn is a client socket as redcon reads it.
 type guardConn struct {
 	net.Conn
 	g       respGuard
-	pending string // error to send at the next Read
+	authed  atomic.Bool // the client has authenticated; set by the executor
+	out     []byte      // canonical bytes not yet handed to redcon
+	outBuf  []byte
+	held    []byte // input not parsed yet: requests wait while AUTH is pending
+	failMsg string // protocol error to send once out is drained
+	readErr error  // socket error to report once out is drained
 }
 
 func (c *guardConn) Read(p []byte) (int, error) {
-	if c.pending != "" {
-		c.Conn.Write([]byte("-" + c.pending + "\r\n"))
-		return 0, errGuardClosed
-	}
-	n, err := c.Conn.Read(p)
-	if n > 0 {
-		if ok, msg := c.g.feed(p[:n]); !ok {
-			c.pending = msg
-			if cut := c.g.cmdStart; cut > 0 {
-				return cut, nil
+	for {
+		if len(c.out) > 0 {
+			n := copy(p, c.out)
+			c.out = c.out[n:]
+			if len(c.out) == 0 && cap(c.outBuf) > 1<<16 {
+				c.outBuf = nil // do not keep a big value's copy for the connection's life
 			}
-			c.Conn.Write([]byte("-" + msg + "\r\n"))
+			return n, nil
+		}
+		if c.failMsg != "" {
+			c.Conn.Write([]byte("-" + c.failMsg + "\r\n"))
 			return 0, errGuardClosed
 		}
+		if c.readErr != nil {
+			return 0, c.readErr
+		}
+		var n int
+		if len(c.held) > 0 {
+			n = copy(p, c.held)
+			c.held = c.held[n:]
+		} else {
+			var err error
+			n, err = c.Conn.Read(p)
+			if err != nil {
+				c.readErr = err
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		e := emitter{in: p[:n], out: c.outBuf[:0]}
+		rest, msg := c.g.feed(&e)
+		if rest < n {
+			c.held = append(append([]byte(nil), p[rest:n]...), c.held...)
+		}
+		if msg != "" {
+			c.failMsg = msg
+		}
+		if !e.slow {
+			if e.idEnd > 0 {
+				return e.idEnd, nil
+			}
+			continue
+		}
+		c.outBuf = e.out
+		c.out = e.out
 	}
-	return n, err
+}
+
+// emitter collects the guard's output for one chunk of input. While the output
+// is a prefix of the input it stays in place (idEnd); the first rewrite switches
+// to a copy (slow).
+type emitter struct {
+	in      []byte
+	idEnd   int
+	slow    bool
+	out     []byte
+	reqMark int // output length where the current request began
+	done    int // requests completed in this chunk
+}
+
+// pass emits in[from:to] unchanged.
+func (e *emitter) pass(from, to int) {
+	if !e.slow && from == e.idEnd {
+		e.idEnd = to
+		return
+	}
+	e.toSlow()
+	e.out = append(e.out, e.in[from:to]...)
+}
+
+// lit emits bytes that are not (contiguously) in the input.
+func (e *emitter) lit(b ...byte) {
+	e.toSlow()
+	e.out = append(e.out, b...)
+}
+
+func (e *emitter) toSlow() {
+	if !e.slow {
+		e.slow = true
+		e.out = append(e.out[:0], e.in[:e.idEnd]...)
+	}
+}
+
+func (e *emitter) len() int {
+	if e.slow {
+		return len(e.out)
+	}
+	return e.idEnd
+}
+
+// dropRequest removes the output of the current, refused request.
+func (e *emitter) dropRequest() {
+	if e.slow {
+		e.out = e.out[:e.reqMark]
+	} else {
+		e.idEnd = e.reqMark
+	}
 }
 
 // guard states
 const (
-	gStart     = iota // at the first byte of a request
-	gInline           // inside an inline request line
-	gCount            // inside "*<count>\r\n"
-	gBulkStart        // expecting '$'
-	gBulkLen          // inside "$<len>\r\n"
-	gPayload          // skipping a payload and its CRLF
-	gBlind            // framing lost: redcon reports the error
+	gStart   = iota // at the first byte of a request
+	gInline         // inside an inline request line
+	gCount          // inside "*<count>", looking for '\r'
+	gCountLF        // the byte after the count's '\r'
+	gBulkHdr        // inside "$<len>", looking for '\r'
+	gBulkLF         // the byte after the bulk header's '\r'
+	gPayload        // inside a bulk payload
+	gTrailCR        // the first byte after a payload
+	gTrailLF        // the second byte after a payload
+	gStalled        // a NUL before the line end: Redis never finds the line end
 )
 
-// respGuard tracks RESP framing across reads.
+// respGuard tracks the request stream across reads.
 type respGuard struct {
-	maxBulk  int64
-	state    int
-	line     []byte // digits of the current header line
-	lineLen  int    // bytes of the current inline line
-	left     int64  // multibulk arguments left
-	skip     int64  // payload bytes (plus CRLF) left
-	cmdStart int    // offset in the last fed chunk where the current request began
+	limits    *liveSettings
+	authed    *atomic.Bool
+	state     int
+	line      []byte // the current line: inline text or header digits (after '*'/'$')
+	lineLen   int    // bytes of the current line so far, its first byte included
+	lineStart int    // where the current line began in this chunk, -1 if earlier
+	left      int64  // arguments left in the multibulk request
+	skip      int64  // payload bytes left
+	stallMsg  string // error once a stalled request passes 64 KiB
+	stallLen  int    // bytes of the stalled request so far
+	holding   bool   // the current request is big: its bytes wait in req
+	req       []byte
 }
 
-// feed scans b and reports false with Redis's error text at the first violation.
-func (g *respGuard) feed(b []byte) (bool, string) {
-	g.cmdStart = 0
-	for i := 0; i < len(b); i++ {
+// pass and lit emit through the emitter, or into req while holding a request.
+func (g *respGuard) pass(e *emitter, from, to int) {
+	if g.holding {
+		g.req = append(g.req, e.in[from:to]...)
+		return
+	}
+	e.pass(from, to)
+}
+
+func (g *respGuard) lit(e *emitter, b ...byte) {
+	if g.holding {
+		g.req = append(g.req, b...)
+		return
+	}
+	e.lit(b...)
+}
+
+// needAuth reports Redis's authRequired for the client.
+func (g *respGuard) needAuth() bool {
+	return g.limits != nil && g.limits.hasPass.Load() && (g.authed == nil || !g.authed.Load())
+}
+
+// feed parses e.in, emitting canonical RESP. It returns how much input it took
+// (less than all when requests must wait for an AUTH before them to run) and,
+// on a violation, Redis's error text.
+func (g *respGuard) feed(e *emitter) (int, string) {
+	in := e.in
+	i := 0
+	g.lineStart = -1 // a line in progress began in an earlier chunk
+	fail := func(msg string) (int, string) {
+		e.dropRequest()
+		g.holding, g.req = false, nil
+		g.state = gStalled // nothing more is parsed
+		g.stallMsg = ""
+		return len(in), msg
+	}
+	for i < len(in) {
 		switch g.state {
-		case gBlind:
-			return true, ""
 		case gStart:
-			g.cmdStart = i
-			if b[i] == '*' {
-				g.state, g.line = gCount, g.line[:0]
+			if e.done > 0 && g.needAuth() {
+				return i, "" // let the requests so far run: one may be AUTH
+			}
+			e.reqMark = e.len()
+			g.line, g.lineLen, g.lineStart = g.line[:0], 0, i
+			if in[i] == '*' {
+				g.state, g.lineLen = gCount, 1
+				i++
 			} else {
-				g.state, g.lineLen = gInline, 0
-				i--
+				g.state = gInline
 			}
+
 		case gInline:
-			for ; i < len(b) && b[i] != '\n'; i++ {
-				g.lineLen++
+			seg := in[i:]
+			nl := bytes.IndexByte(seg, '\n')
+			end := len(seg)
+			if nl >= 0 {
+				end = nl
 			}
-			if g.lineLen > maxInlineLen {
-				return false, msgProtoBigInline
-			}
-			if i < len(b) {
-				g.state = gStart
-			}
-		case gCount, gBulkLen:
-			if b[i] != '\n' {
-				if len(g.line) > maxInlineLen {
-					return false, msgProtoBigInline
-				}
-				g.line = append(g.line, b[i])
+			if nul := bytes.IndexByte(seg[:end], 0); nul >= 0 {
+				g.stall(msgProtoBigInline, g.lineLen+len(seg))
+				i = len(in)
 				continue
 			}
-			n, err := strconv.ParseInt(string(trimCR(g.line)), 10, 64)
+			g.line = append(g.line, seg[:end]...)
+			g.lineLen += end
+			if nl < 0 {
+				i = len(in)
+				continue
+			}
+			i += nl + 1
+			if g.lineLen > maxInlineLen+redisReadChunk {
+				return fail(msgProtoBigInline) // Redis gives up before it sees the '\n'
+			}
+			args, ok := splitInline(trimCR(g.line))
+			if !ok {
+				return fail(msgProtoUnbalanced)
+			}
+			if len(args) > 0 {
+				e.lit(encodeRequest(args)...)
+				e.done++
+			}
+			g.state = gStart
+
+		case gCount, gBulkHdr:
+			seg := in[i:]
+			cr := bytes.IndexByte(seg, '\r')
+			end := len(seg)
+			if cr >= 0 {
+				end = cr
+			}
+			if nul := bytes.IndexByte(seg[:end], 0); nul >= 0 {
+				msg := msgProtoBigCount
+				if g.state == gBulkHdr {
+					msg = msgProtoBigBulkCount
+				}
+				g.stall(msg, g.lineLen+len(seg))
+				i = len(in)
+				continue
+			}
+			if g.lineLen+end <= maxInlineLen+redisReadChunk {
+				g.line = append(g.line, seg[:end]...)
+			}
+			g.lineLen += end
+			if cr < 0 {
+				i = len(in)
+				continue
+			}
+			i += cr + 1
 			if g.state == gCount {
-				if err != nil || n > 1<<31-1 {
-					return false, msgProtoInvalidMulti
-				}
-				g.left = n
-				g.state = gBulkStart
-				if n <= 0 {
-					g.state = gStart
-				}
+				g.state = gCountLF
+			} else {
+				g.state = gBulkLF
+			}
+
+		case gCountLF:
+			if g.lineLen > maxInlineLen+redisReadChunk {
+				return fail(msgProtoBigCount)
+			}
+			n, ok := parseRedisInt(g.line)
+			if !ok || n > 1<<31-1 {
+				return fail(msgProtoInvalidMulti)
+			}
+			if n > unauthMaxArgs && g.needAuth() {
+				return fail(msgProtoUnauthMulti)
+			}
+			if n <= 0 {
+				i++
+				g.state = gStart // an empty request: Redis runs nothing
 				continue
 			}
-			if err != nil || n < 0 || n > g.maxBulk {
-				return false, msgProtoInvalidBulk
+			g.holding = n > holdArgs
+			g.emitLine(e, '*', i)
+			i++
+			g.left = n
+			g.startLine(gBulkHdr, i)
+
+		case gBulkLF:
+			if g.lineLen > maxInlineLen+redisReadChunk {
+				return fail(msgProtoBigBulkCount)
 			}
-			g.skip, g.state = n+2, gPayload
-		case gBulkStart:
-			if b[i] != '$' {
-				g.state = gBlind
-				return true, ""
-			}
-			g.state, g.line = gBulkLen, g.line[:0]
-		case gPayload:
-			step := min(g.skip, int64(len(b)-i))
-			g.skip -= step
-			i += int(step) - 1
-			if g.skip == 0 {
-				g.left--
-				g.state = gBulkStart
-				if g.left == 0 {
-					g.state = gStart
+			if len(g.line) == 0 || g.line[0] != '$' {
+				got := byte('\r') // the line was empty: Redis reports the '\r'
+				if len(g.line) > 0 {
+					got = g.line[0]
 				}
+				if got == '\r' || got == '\n' {
+					got = ' ' // Redis blanks newlines in error texts
+				}
+				return fail("ERR Protocol error: expected '$', got '" + string([]byte{got}) + "'")
 			}
+			n, ok := parseRedisInt(g.line[1:])
+			if !ok || n < 0 || n > g.limits.maxBulk.Load() {
+				return fail(msgProtoInvalidBulk)
+			}
+			if n > unauthMaxBulk && g.needAuth() {
+				return fail(msgProtoUnauthBulk)
+			}
+			g.emitLine(e, 0, i)
+			i++
+			g.skip = n
+			g.state = gPayload
+
+		case gPayload:
+			step := int(min(g.skip, int64(len(in)-i)))
+			g.pass(e, i, i+step)
+			i += step
+			g.skip -= int64(step)
+			if g.skip == 0 {
+				g.state = gTrailCR
+			}
+
+		case gTrailCR, gTrailLF:
+			want := byte('\r')
+			if g.state == gTrailLF {
+				want = '\n'
+			}
+			if in[i] == want {
+				g.pass(e, i, i+1)
+			} else {
+				g.lit(e, want) // Redis skips any two bytes after a payload
+			}
+			i++
+			if g.state == gTrailCR {
+				g.state = gTrailLF
+				continue
+			}
+			g.left--
+			if g.left > 0 {
+				g.startLine(gBulkHdr, i)
+				continue
+			}
+			if g.holding {
+				e.lit(g.req...)
+				g.holding, g.req = false, nil
+			}
+			e.done++
+			g.state = gStart
+
+		case gStalled:
+			g.stallLen += len(in) - i
+			i = len(in)
 		}
 	}
-	return true, ""
+	// Redis checks the size of an unfinished line after each read.
+	switch {
+	case g.state == gStalled && g.stallMsg != "" && g.stallLen > maxInlineLen:
+		return fail(g.stallMsg)
+	case g.state == gInline && g.lineLen > maxInlineLen:
+		return fail(msgProtoBigInline)
+	case g.state == gCount && g.lineLen > maxInlineLen:
+		return fail(msgProtoBigCount)
+	case g.state == gBulkHdr && g.lineLen > maxInlineLen:
+		return fail(msgProtoBigBulkCount)
+	}
+	return len(in), ""
+}
+
+// startLine begins a header line at in[i].
+func (g *respGuard) startLine(state, i int) {
+	g.state, g.line, g.lineLen, g.lineStart = state, g.line[:0], 0, i
+}
+
+// emitLine emits the header line just parsed, whose '\r' is at in[lf-1] and
+// whose last byte is in[lf]: unchanged when it all lies in this chunk and ends
+// in CRLF, else rebuilt. prefix is the line's first byte when the line buffer
+// lacks it ('*'), or 0.
+func (g *respGuard) emitLine(e *emitter, prefix byte, lf int) {
+	if g.lineStart >= 0 && e.in[lf] == '\n' {
+		g.pass(e, g.lineStart, lf+1)
+		return
+	}
+	if prefix != 0 {
+		g.lit(e, prefix)
+	}
+	g.lit(e, g.line...)
+	g.lit(e, '\r', '\n')
+}
+
+// stall records a request Redis will never finish reading.
+func (g *respGuard) stall(msg string, n int) {
+	g.state, g.stallMsg, g.stallLen = gStalled, msg, n
 }
 
 func trimCR(b []byte) []byte {
@@ -153,4 +466,125 @@ func trimCR(b []byte) []byte {
 		return b[:len(b)-1]
 	}
 	return b
+}
+
+// encodeRequest renders args as a RESP multibulk request.
+func encodeRequest(args [][]byte) []byte {
+	b := append([]byte{'*'}, strconv.Itoa(len(args))...)
+	b = append(b, '\r', '\n')
+	for _, a := range args {
+		b = append(b, '$')
+		b = strconv.AppendInt(b, int64(len(a)), 10)
+		b = append(b, '\r', '\n')
+		b = append(b, a...)
+		b = append(b, '\r', '\n')
+	}
+	return b
+}
+
+// splitInline splits an inline request as Redis's sdssplitargs: blanks separate
+// arguments; "..." takes \xHH, \n, \r, \t, \b, \a and \<any>; '...' takes \';
+// a closing quote must be followed by a blank. ok is false for unbalanced quotes.
+func splitInline(line []byte) (args [][]byte, ok bool) {
+	p := 0
+	isSpace := func(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\v' || c == '\f' }
+	for {
+		for p < len(line) && isSpace(line[p]) {
+			p++
+		}
+		if p == len(line) {
+			return args, true
+		}
+		cur := []byte{}
+		inq, insq := false, false
+		for done := false; !done; {
+			var c byte // 0 stands for the end of the line, as the C string's NUL
+			if p < len(line) {
+				c = line[p]
+			}
+			at := func(k int) byte {
+				if p+k < len(line) {
+					return line[p+k]
+				}
+				return 0
+			}
+			switch {
+			case inq:
+				switch {
+				case c == '\\' && at(1) == 'x' && isHexDigit(at(2)) && isHexDigit(at(3)):
+					cur = append(cur, hexVal(at(2))<<4|hexVal(at(3)))
+					p += 3
+				case c == '\\' && at(1) != 0:
+					p++
+					switch e := line[p]; e {
+					case 'n':
+						cur = append(cur, '\n')
+					case 'r':
+						cur = append(cur, '\r')
+					case 't':
+						cur = append(cur, '\t')
+					case 'b':
+						cur = append(cur, '\b')
+					case 'a':
+						cur = append(cur, '\a')
+					default:
+						cur = append(cur, e)
+					}
+				case c == '"':
+					if n := at(1); n != 0 && !isSpace(n) {
+						return nil, false
+					}
+					done = true
+				case c == 0:
+					return nil, false
+				default:
+					cur = append(cur, c)
+				}
+			case insq:
+				switch {
+				case c == '\\' && at(1) == '\'':
+					p++
+					cur = append(cur, '\'')
+				case c == '\'':
+					if n := at(1); n != 0 && !isSpace(n) {
+						return nil, false
+					}
+					done = true
+				case c == 0:
+					return nil, false
+				default:
+					cur = append(cur, c)
+				}
+			default:
+				switch c {
+				case ' ', '\n', '\r', '\t', 0:
+					done = true
+				case '"':
+					inq = true
+				case '\'':
+					insq = true
+				default:
+					cur = append(cur, c)
+				}
+			}
+			if p < len(line) {
+				p++
+			}
+		}
+		args = append(args, cur)
+	}
+}
+
+func isHexDigit(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func hexVal(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c <= 'F':
+		return c - 'A' + 10
+	}
+	return c - 'a' + 10
 }

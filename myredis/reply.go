@@ -3,6 +3,7 @@ package myredis
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/tidwall/redcon"
 )
@@ -25,17 +26,29 @@ func (w *Writer) Len() int { return len(w.b) }
 // Truncate drops everything written after byte n.
 func (w *Writer) Truncate(n int) { w.b = w.b[:n] }
 
-func (w *Writer) OK()                       { w.b = append(w.b, "+OK\r\n"...) }
-func (w *Writer) Simple(s string)           { w.b = redcon.AppendString(w.b, s) }
-func (w *Writer) Error(msg string)          { w.b = redcon.AppendError(w.b, msg) }
-func (w *Writer) Int(n int64)               { w.b = redcon.AppendInt(w.b, n) }
-func (w *Writer) Bulk(b []byte)             { w.b = redcon.AppendBulk(w.b, b) }
-func (w *Writer) BulkString(s string)       { w.b = redcon.AppendBulkString(w.b, s) }
-func (w *Writer) Array(n int)               { w.b = redcon.AppendArray(w.b, n) }
-func (w *Writer) Null()                     { w.b = append(w.b, "$-1\r\n"...) }
-func (w *Writer) NullArray()                { w.b = append(w.b, "*-1\r\n"...) }
-func (w *Writer) Raw(b []byte)              { w.b = append(w.b, b...) }
-func (w *Writer) Errorf(f string, a ...any) { w.Error(fmt.Sprintf(f, a...)) }
+func (w *Writer) OK()                 { w.b = append(w.b, "+OK\r\n"...) }
+func (w *Writer) Simple(s string)     { w.b = redcon.AppendString(w.b, s) }
+func (w *Writer) Error(msg string)    { w.b = redcon.AppendError(w.b, msg) }
+func (w *Writer) Int(n int64)         { w.b = redcon.AppendInt(w.b, n) }
+func (w *Writer) Bulk(b []byte)       { w.b = redcon.AppendBulk(w.b, b) }
+func (w *Writer) BulkString(s string) { w.b = redcon.AppendBulkString(w.b, s) }
+func (w *Writer) Array(n int)         { w.b = redcon.AppendArray(w.b, n) }
+func (w *Writer) Null()               { w.b = append(w.b, "$-1\r\n"...) }
+func (w *Writer) NullArray()          { w.b = append(w.b, "*-1\r\n"...) }
+func (w *Writer) Raw(b []byte)        { w.b = append(w.b, b...) }
+
+// Errorf writes a formatted error. String arguments stop at a NUL byte, as C's
+// "%s" does in Redis's error replies.
+func (w *Writer) Errorf(f string, a ...any) {
+	for i, v := range a {
+		if s, ok := v.(string); ok {
+			if j := strings.IndexByte(s, 0); j >= 0 {
+				a[i] = s[:j]
+			}
+		}
+	}
+	w.Error(fmt.Sprintf(f, a...))
+}
 
 // Bool writes 1 or 0.
 func (w *Writer) Bool(v bool) {

@@ -3,6 +3,7 @@ package myredis
 import (
 	"errors"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"strconv"
 	"sync"
@@ -48,6 +49,9 @@ type Server struct {
 	configHooks     []func(old, next Config) // CONFIG SET listeners
 	wrapHooks       []func(begin bool)       // EXEC/script boundaries for propagation
 	persistenceInfo func() [][2]string       // INFO persistence, set by the AOF
+
+	live   liveSettings // settings read off the executor
+	replID string       // INFO replication's master_replid, random per run
 }
 
 type stats struct {
@@ -86,6 +90,9 @@ func New(cfg Config, opts ...Option) *Server {
 		s.dbs[i] = newDB(s, i)
 	}
 	s.started = s.clock.Now()
+	s.replID = randomHex(40)
+	s.live.set(cfg)
+	s.configHooks = append(s.configHooks, func(_, next Config) { s.live.set(next) })
 	if cfg.Workers > 1 { // demonstration mode, see workers.go
 		s.startWorkers(cfg.Workers)
 	} else {
@@ -110,7 +117,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	s.ln = ln
 	s.rc = redcon.NewServer(ln.Addr().String(), s.handle, s.accept, s.closed)
 	go s.activeExpireLoop()
-	err := s.rc.Serve(guardListener{ln, s.cfg.ProtoMaxBulkLen})
+	err := s.rc.Serve(guardListener{ln, &s.live})
 	if errors.Is(err, net.ErrClosed) {
 		return nil
 	}
@@ -144,7 +151,7 @@ func (s *Server) Close() error {
 func (s *Server) accept(conn redcon.Conn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.clients) >= s.cfg.MaxClients {
+	if int64(len(s.clients)) >= s.live.maxClients.Load() {
 		conn.WriteError("ERR max number of clients reached")
 		s.stats.rejectedConns++
 		return false
@@ -221,13 +228,18 @@ func (s *Server) Do(args ...string) []byte {
 
 // activeExpireLoop asks the executor hz times a second to reclaim expired keys.
 func (s *Server) activeExpireLoop() {
-	t := time.NewTicker(time.Second / time.Duration(s.cfg.Hz))
+	hz := s.live.hz.Load()
+	t := time.NewTicker(time.Second / time.Duration(hz))
 	defer t.Stop()
 	for {
 		select {
 		case <-s.quit:
 			return
 		case <-t.C:
+			if now := s.live.hz.Load(); now != hz { // CONFIG SET hz
+				hz = now
+				t.Reset(time.Second / time.Duration(hz))
+			}
 			select {
 			case s.jobs <- job{fn: s.activeExpire}:
 			case <-s.quit:
@@ -258,6 +270,16 @@ func (s *Server) propagateExpired(db *DB, key string) {
 	if len(s.hooks) > 0 {
 		s.propagate(db, [][]byte{[]byte("DEL"), []byte(key)})
 	}
+}
+
+// randomHex returns n random hex digits.
+func randomHex(n int) string {
+	const digits = "0123456789abcdef"
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = digits[rand.IntN(16)]
+	}
+	return string(b)
 }
 
 // Open builds a server and loads its persistent state (the AOF, when enabled).

@@ -148,6 +148,7 @@ func (s *Server) parallelBatch(c *Client) bool {
 // (other workers move it), and propagation under the lock.
 func (s *Server) execWorker(x *Ctx) {
 	x.cmd.fn(x)
+	s.bump(&s.stats.commands, 1)
 	if x.changed > 0 && x.cmd.flags&flagWrite != 0 {
 		args := x.args
 		if x.rewrite != nil {
