@@ -229,6 +229,10 @@ func (s *Server) configParams() map[string]func() string {
 		"save":               func() string { return "" },
 		"maxmemory":          func() string { return "0" },
 		"timeout":            func() string { return "0" },
+
+		// the AOF's automatic rewrite
+		"auto-aof-rewrite-percentage": func() string { return strconv.Itoa(max(c.AutoAOFRewritePercentage, 0)) },
+		"auto-aof-rewrite-min-size":   func() string { return strconv.FormatInt(c.AutoAOFRewriteMinSize, 10) },
 	}
 }
 
@@ -236,6 +240,7 @@ func (s *Server) configParams() map[string]func() string {
 var runtimeSettable = map[string]bool{
 	"requirepass": true, "maxclients": true, "hz": true, "loglevel": true,
 	"appendfsync": true, "save": true, "proto-max-bulk-len": true, "maxmemory": true, "timeout": true,
+	"auto-aof-rewrite-percentage": true, "auto-aof-rewrite-min-size": true,
 }
 
 func cmdConfig(x *Ctx) {
@@ -528,4 +533,11 @@ func cmdTime(x *Ctx) {
 	x.w.BulkString(itoa(int64(now.Nanosecond() / 1000)))
 }
 
-func cmdLastsave(x *Ctx) { x.w.Int(x.s.started.Unix()) }
+// cmdLastsave answers the time of the last AOF rewrite (or of start-up).
+func cmdLastsave(x *Ctx) {
+	if a := x.s.aof; a != nil {
+		x.w.Int(a.lastSave.Unix())
+		return
+	}
+	x.w.Int(x.s.started.Unix())
+}

@@ -224,10 +224,9 @@ func (x *Ctx) setString(key string, val []byte, expireAt int64, keepTTL bool) {
 	x.db.set(key, val, keepTTL)
 	x.dirty(1)
 	switch {
-	case expireAt == 0 && keepTTL:
-		x.propagateAs("SET", key, string(val), "KEEPTTL")
 	case expireAt == 0:
-		x.propagateAs("SET", key, string(val))
+		// logged as sent: without a deadline, SET (NX, XX, GET, KEEPTTL), SETNX and
+		// GETSET do the same again on replay
 	default: // a deadline already past is kept too: Redis counts the key until it is reclaimed
 		x.db.setExpire(key, expireAt)
 		x.propagateAs("SET", key, string(val), "PXAT", strconv.FormatInt(expireAt, 10))

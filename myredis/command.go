@@ -157,6 +157,7 @@ var commandGroups = []func() []*command{
 	commandsConnection,
 	commandsServer,
 	commandsTransaction,
+	commandsPersistence,
 }
 
 // errUnknownCommand is Redis's reply to a command name it does not know. Like

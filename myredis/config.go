@@ -24,7 +24,12 @@ type Config struct {
 	AppendFsync     string
 	Dir             string
 	AppendFilename  string
-	Workers         int
+	// Automatic AOF rewrite: when the file has grown by this percentage over its size
+	// after the last rewrite (100: doubled) and is at least AutoAOFRewriteMinSize bytes.
+	// Negative disables it (CONFIG SET auto-aof-rewrite-percentage 0); 0 means 100.
+	AutoAOFRewritePercentage int
+	AutoAOFRewriteMinSize    int64
+	Workers                  int
 }
 
 // DefaultConfig is redis-server's defaults, bound to loopback.
@@ -64,6 +69,12 @@ func (c *Config) fillDefaults() {
 	}
 	if c.AppendFilename == "" {
 		c.AppendFilename = "appendonly.aof"
+	}
+	if c.AutoAOFRewritePercentage == 0 {
+		c.AutoAOFRewritePercentage = 100
+	}
+	if c.AutoAOFRewriteMinSize <= 0 {
+		c.AutoAOFRewriteMinSize = 64 << 20
 	}
 	if c.Workers <= 0 {
 		c.Workers = 1
@@ -160,6 +171,13 @@ func (c *Config) Set(name, val string) error {
 		c.Dir = val
 	case "appendfilename":
 		c.AppendFilename = val
+	case "auto-aof-rewrite-percentage":
+		c.AutoAOFRewritePercentage, err = strconv.Atoi(val)
+		if err == nil && c.AutoAOFRewritePercentage <= 0 {
+			c.AutoAOFRewritePercentage = -1
+		}
+	case "auto-aof-rewrite-min-size":
+		c.AutoAOFRewriteMinSize, err = ParseMemory(val)
 	case "workers":
 		c.Workers, err = strconv.Atoi(val)
 	case "save", "daemonize", "protected-mode", "logfile":

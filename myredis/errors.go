@@ -68,6 +68,10 @@ const (
 	msgWatchInMulti    = "ERR WATCH inside MULTI is not allowed"
 	msgExecAbort       = "EXECABORT Transaction discarded because of previous errors."
 	msgConfigSetUnknow = "ERR Unknown option or number of arguments for CONFIG SET - '%s'"
+
+	// Persistence.
+	msgRewriteRunning = "ERR Background append only file rewriting already in progress"
+	msgNoAOF          = "ERR appendonly is no: MyRedis persists only through the append-only file (start it with --appendonly yes)"
 )
 
 // A refused EXEC (arity, NOAUTH) and CONFIG SET's value errors.

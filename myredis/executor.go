@@ -25,10 +25,23 @@ func (s *Server) runExecutor() {
 	for j := range s.jobs {
 		if j.fn != nil {
 			j.fn()
+			s.release(nil)
 			continue
 		}
 		s.runBatch(j.c)
-		j.c.done <- struct{}{}
+		s.release(j.c.done)
+	}
+}
+
+// release sends a finished job's signal (nil for a server task). With an AOF the
+// signal may be held until the job's writes are in the file (fsynced, under
+// appendfsync always): the reply is not sent before its write is durable.
+func (s *Server) release(signal chan struct{}) {
+	if s.holdReply != nil && s.holdReply(signal) {
+		return
+	}
+	if signal != nil {
+		signal <- struct{}{}
 	}
 }
 
@@ -139,6 +152,9 @@ func (s *Server) exec(x *Ctx) {
 	if s.par.on { // --workers N > 1: see workers.go
 		s.execWorker(x)
 		return
+	}
+	if s.beforeWrite != nil && x.cmd.flags&flagWrite != 0 {
+		s.beforeWrite(x)
 	}
 	before := s.dirty
 	x.cmd.fn(x)
@@ -293,7 +309,7 @@ func (s *Server) serveBlocked() {
 				c.blocked.deadline = bs.deadline
 				continue
 			}
-			c.wake <- struct{}{}
+			s.release(c.wake)
 		}
 	}
 }
@@ -330,7 +346,7 @@ func (s *Server) timeoutBlocked(c *Client) {
 	s.unblock(c)
 	c.blockOut.Reset()
 	c.blockOut.NullArray()
-	c.wake <- struct{}{}
+	s.release(c.wake)
 }
 
 // waitBlocked runs on the connection goroutine while c is blocked: it waits for

@@ -49,6 +49,14 @@ type Server struct {
 	configHooks     []func(old, next Config) // CONFIG SET listeners
 	wrapHooks       []func(begin bool)       // EXEC/script boundaries for propagation
 	persistenceInfo func() [][2]string       // INFO persistence, set by the AOF
+	// holdReply, when set (AOF), may keep a finished job's signal (c.done, c.wake)
+	// and send it later, once the job's writes are in the file; see release.
+	holdReply func(signal chan struct{}) bool
+	// beforeWrite, when set (during an AOF rewrite), sees every write command just
+	// before it runs.
+	beforeWrite func(x *Ctx)
+	closeHooks  []func() // run by Close after the last job (the AOF flushes and fsyncs)
+	aof         *aof     // the append-only file, nil when appendonly is no
 
 	live   liveSettings // settings read off the executor
 	replID string       // INFO replication's master_replid, random per run
@@ -114,10 +122,19 @@ func (s *Server) ListenAndServe() error {
 
 // Serve accepts connections on ln until Close.
 func (s *Server) Serve(ln net.Listener) error {
-	s.ln = ln
-	s.rc = redcon.NewServer(ln.Addr().String(), s.handle, s.accept, s.closed)
+	rc := redcon.NewServer(ln.Addr().String(), s.handle, s.accept, s.closed)
+	s.mu.Lock()
+	select {
+	case <-s.quit:
+		s.mu.Unlock()
+		ln.Close()
+		return nil
+	default:
+	}
+	s.ln, s.rc = ln, rc
+	s.mu.Unlock()
 	go s.activeExpireLoop()
-	err := s.rc.Serve(guardListener{ln, &s.live})
+	err := rc.Serve(guardListener{ln, &s.live})
 	if errors.Is(err, net.ErrClosed) {
 		return nil
 	}
@@ -126,6 +143,8 @@ func (s *Server) Serve(ln net.Listener) error {
 
 // Addr is the listening address, once serving.
 func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.ln == nil {
 		return nil
 	}
@@ -134,17 +153,25 @@ func (s *Server) Addr() net.Addr {
 
 // Close stops accepting, closes every connection and stops the executor.
 func (s *Server) Close() error {
+	s.mu.Lock()
 	select {
 	case <-s.quit:
+		s.mu.Unlock()
 		return nil
 	default:
 	}
 	close(s.quit)
+	rc, ln := s.rc, s.ln
+	s.mu.Unlock()
 	var err error
-	if s.rc != nil {
-		err = s.rc.Close()
+	if rc != nil {
+		err = rc.Close()
+		ln.Close() // in case redcon had not started accepting yet
 	}
 	s.submit(func() {}) // let in-flight jobs finish
+	for _, h := range s.closeHooks {
+		h()
+	}
 	return err
 }
 

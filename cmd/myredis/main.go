@@ -26,16 +26,19 @@ func main() {
 	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	closed := make(chan struct{})
 	go func() {
 		s := <-sig
 		log.Info("shutting down", "signal", s.String())
-		srv.Close()
+		srv.Close() // flushes and fsyncs the AOF
+		close(closed)
 	}()
 	log.Info("ready to accept connections", "bind", cfg.Bind, "port", cfg.Port, "workers", cfg.Workers)
 	if err := srv.ListenAndServe(); err != nil {
 		log.Error("server stopped", "err", err)
 		os.Exit(1)
 	}
+	<-closed
 }
 
 // logLevel maps redis.conf's loglevel names onto slog levels.

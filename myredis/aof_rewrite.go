@@ -1,0 +1,473 @@
+package myredis
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/tidwall/redcon"
+)
+
+// AOF rewrite (BGREWRITEAOF, the automatic rewrite, SAVE, BGSAVE).
+//
+// The new file holds one command per live key (SET key value [PXAT ms], ZADD and
+// HMSET in batches) as the data was at the moment the rewrite started, t0, followed by every
+// write made since t0 (the rewrite buffer), then takes the old file's place.
+//
+// Reading the data "as at t0" without stopping the executor for the whole dataset
+// and without fork():
+//
+//   - The rewriter goroutine asks the executor for the keys in steps: one job scans
+//     at most rewriteStep keys with the SCAN cursor (db.scan). A job captures a string
+//     by reference (string values are never changed in place: every write stores a
+//     new slice, and APPEND only writes past the end of the old one) and encodes a
+//     sorted set, a large one zsetSlice members per job. Encoding strings and all
+//     file I/O happen on the rewriter.
+//   - A key written after t0 would be seen by a later step in its new state, and its
+//     writes replayed again from the buffer on top (INCR twice). So from t0 on, the
+//     executor calls beforeWrite before each write command: the first time a key is
+//     about to change, its t0 state is captured then (copy on write, per key) and the
+//     key is marked touched; the scan skips touched keys. Keys created after t0 are
+//     touched too, so they come only from the buffer.
+//   - A key may be captured twice (SCAN may return a key again after a deletion moved
+//     it): both captures are its t0 state, and writing the same SET or ZADD twice
+//     gives the same result.
+//
+// Expiry needs nothing special: an expired key is not captured, and the DEL of a key
+// that expires during the rewrite is in the buffer. FLUSHDB/FLUSHALL need nothing
+// either: they are in the buffer, after every captured key.
+//
+// The switch (aof.switchFile, on the writer goroutine): the rewriter writes the
+// captured keys and most of the buffer to temp-rewriteaof-bg-<pid>.aof and fsyncs
+// it; a last executor job stops buffering and queues the file with the buffer's last
+// bytes for the writer, which appends them, fsyncs, renames the file over the AOF and
+// fsyncs the directory. Until the rename the old file is complete, so a crash at any
+// point loses nothing acknowledged.
+
+// rewriteStep bounds the keys one executor job scans.
+const rewriteStep = 1024
+
+// zaddBatch is the number of members per ZADD in a rewritten file (Redis: 64).
+const zaddBatch = 64
+
+// rewrite is the executor side of a running rewrite. Runs on the executor.
+type rewrite struct {
+	buf     []byte             // the rewrite buffer: writes handed to the writer since t0
+	touched map[dbKey]struct{} // keys written since t0
+	dbIdx   int                // databases below dbIdx have been scanned
+	cursor  uint64             // SCAN cursor in s.dbs[dbIdx]
+	items   []snapItem         // captured, not yet taken by the rewriter
+	slicing []*zsetCapture     // large sorted sets being captured a slice per step
+	err     error              // a value the rewrite cannot write
+	aborted bool
+	dirty   int64 // s.dirty at t0
+}
+
+// snapItem is one key's state at t0.
+type snapItem struct {
+	db       int
+	key      string
+	isString bool
+	str      []byte // the string value, shared (see above)
+	cmds     []byte // other types: the commands that rebuild the value, encoded
+	expireAt int64  // unix ms, 0 = none
+}
+
+// startRewrite begins a background rewrite. Runs on the executor.
+func (a *aof) startRewrite() error {
+	if a.rewriting {
+		return errRewriteRunning
+	}
+	a.flush() // the writes so far belong to the old data, not to the buffer
+	rw := &rewrite{touched: make(map[dbKey]struct{}), dirty: a.s.dirty}
+	a.rw, a.rewriting, a.rewriteStarted = rw, true, time.Now()
+	a.selected = -1 // the buffer starts with a SELECT
+	a.s.beforeWrite = a.beforeWrite
+	a.s.log.Info("aof rewrite started", "keys", a.keyCount())
+	go func() {
+		err := a.rewriteInBackground(rw)
+		a.s.submit(func() { a.rewriteDone(rw, err) })
+	}()
+	return nil
+}
+
+func (a *aof) keyCount() int {
+	n := 0
+	for _, db := range a.s.dbs {
+		n += db.Size()
+	}
+	return n
+}
+
+// beforeWrite captures the t0 state of the keys a write command is about to change.
+// Runs on the executor, during a rewrite.
+func (a *aof) beforeWrite(x *Ctx) {
+	rw := a.rw
+	for _, k := range x.cmd.keys(x.args) {
+		dk := dbKey{x.db, string(k)}
+		if _, ok := rw.touched[dk]; ok {
+			continue
+		}
+		rw.touched[dk] = struct{}{}
+		switch {
+		case a.finishSlicing(rw, dk):
+		case x.db.id >= rw.dbIdx: // not scanned yet, or being scanned
+			a.capture(rw, x.db, dk.key, true)
+		}
+	}
+}
+
+// capture appends key's current state to rw.items and returns its cost in scan
+// budget. A large sorted set is captured whole only if whole is set (it is about to
+// change); otherwise slice by slice, one per scan step. Runs on the executor.
+func (a *aof) capture(rw *rewrite, db *DB, key string, whole bool) int {
+	e := db.dict[key]
+	if e == nil {
+		return 1
+	}
+	at := db.expires[key]
+	if at != 0 && at <= a.s.nowMs() {
+		return 1 // expired: its DEL, if any, is in the buffer
+	}
+	it := snapItem{db: db.id, key: key, expireAt: at}
+	switch v := e.val.(type) {
+	case []byte:
+		it.isString, it.str = true, v
+	case *zset:
+		if !whole && v.Len() > zsetSlice {
+			rw.slicing = append(rw.slicing, &zsetCapture{db: db, key: key, z: v, expireAt: at})
+			return 1
+		}
+		it.cmds = appendZSetRewrite(nil, key, v, 0, v.Len())
+	case *hashValue:
+		it.cmds = appendHashRewrite(nil, key, v) // HMSET, 64 fields each
+	default:
+		rw.err = fmt.Errorf("aof rewrite: no rewrite for a value of type %T (key %q)", v, key)
+		return 1
+	}
+	rw.items = append(rw.items, it)
+	return 1 + len(it.cmds)/4096
+}
+
+// Sorted sets are the one value type changed in place, so capturing one means
+// encoding it. A large one (more than zsetSlice members) is encoded zsetSlice members
+// per executor job; until it is done no write has touched it (a write would first
+// finish it: finishSlicing), so its members keep their positions between jobs.
+const zsetSlice = 8192
+
+// zsetCapture is a large sorted set being captured.
+type zsetCapture struct {
+	db       *DB
+	key      string
+	z        *zset // the value at t0, unchanged while it is being captured
+	next     int   // members [0, next) are captured
+	expireAt int64
+}
+
+// slice captures the next zsetSlice members of the first set being sliced. Runs on
+// the executor.
+func (a *aof) slice(rw *rewrite) {
+	c := rw.slicing[0]
+	end := min(c.next+zsetSlice, c.z.Len())
+	a.captureSlice(rw, c, end)
+	if end == c.z.Len() {
+		rw.slicing = rw.slicing[1:]
+	}
+}
+
+func (a *aof) captureSlice(rw *rewrite, c *zsetCapture, end int) {
+	it := snapItem{db: c.db.id, key: c.key, cmds: appendZSetRewrite(nil, c.key, c.z, c.next, end)}
+	if end == c.z.Len() {
+		it.expireAt = c.expireAt // after the last ZADD
+	}
+	c.next = end
+	rw.items = append(rw.items, it)
+}
+
+// finishSlicing captures the rest of dk's sorted set if it is being sliced, and
+// reports whether it was. Runs on the executor.
+func (a *aof) finishSlicing(rw *rewrite, dk dbKey) bool {
+	found := false
+	rest := rw.slicing[:0]
+	for _, c := range rw.slicing { // (SCAN may have returned the key twice)
+		if c.db == dk.db && c.key == dk.key {
+			a.captureSlice(rw, c, c.z.Len())
+			found = true
+			continue
+		}
+		rest = append(rest, c)
+	}
+	clear(rw.slicing[len(rest):])
+	rw.slicing = rest
+	return found
+}
+
+// appendZSetRewrite encodes the members [from, to) of z as ZADD commands of zaddBatch
+// members each, scores as Redis prints them (%.17g, inf, -inf), which parse back to
+// the same float64.
+func appendZSetRewrite(b []byte, key string, z *zset, from, to int) []byte {
+	var num [32]byte
+	i := from
+	z.Range(from, to, false, func(it zItem) bool {
+		if (i-from)%zaddBatch == 0 {
+			b = redcon.AppendArray(b, 2+2*min(zaddBatch, to-i))
+			b = redcon.AppendBulkString(b, "ZADD")
+			b = redcon.AppendBulkString(b, key)
+		}
+		b = redcon.AppendBulk(b, appendScore(num[:0], it.score))
+		b = redcon.AppendBulkString(b, it.member)
+		i++
+		return true
+	})
+	return b
+}
+
+// scanStep captures up to rewriteStep keys, or one slice of a large sorted set, and
+// hands over everything captured since the last step. done reports that every
+// database has been scanned and every set captured. Runs on the executor.
+func (a *aof) scanStep(rw *rewrite) (items []snapItem, done bool, err error) {
+	budget := rewriteStep
+	if len(rw.slicing) > 0 {
+		a.slice(rw)
+		budget = 0
+	}
+	for budget > 0 && rw.dbIdx < len(a.s.dbs) {
+		db := a.s.dbs[rw.dbIdx]
+		rw.cursor = db.scan(rw.cursor, budget, func(key string) {
+			if _, ok := rw.touched[dbKey{db, key}]; ok {
+				budget--
+				return
+			}
+			budget -= a.capture(rw, db, key, false)
+		})
+		if rw.cursor == 0 {
+			rw.dbIdx++
+		}
+	}
+	items, rw.items = rw.items, nil
+	return items, rw.dbIdx >= len(a.s.dbs) && len(rw.slicing) == 0, rw.err
+}
+
+var errRewriteAborted = errors.New("aof rewrite aborted: the server is shutting down")
+
+// rewriteInBackground writes the new file and has the writer switch to it. Runs on
+// its own goroutine; each access to the data is an executor job.
+func (a *aof) rewriteInBackground(rw *rewrite) error {
+	tmp := filepath.Join(filepath.Dir(a.path), fmt.Sprintf("temp-rewriteaof-bg-%d.aof", os.Getpid()))
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	fail := func(err error) error {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	enc := rewriteEncoder{selected: -1}
+	for {
+		var items []snapItem
+		var done bool
+		a.s.submit(func() {
+			if rw.aborted {
+				err = errRewriteAborted
+				return
+			}
+			items, done, err = a.scanStep(rw)
+		})
+		if err != nil {
+			return fail(err)
+		}
+		for _, it := range items {
+			bw.Write(enc.append(it))
+		}
+		if done {
+			break
+		}
+	}
+	// The buffer, while it is large; the last bytes go with the switch.
+	for range 16 {
+		var chunk []byte
+		a.s.submit(func() { chunk, rw.buf = rw.buf, nil })
+		bw.Write(chunk)
+		if len(chunk) < 64<<10 {
+			break
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return fail(err)
+	}
+	if err := fdatasync(f); err != nil {
+		return fail(err)
+	}
+	sw := &fileSwitch{f: f, tmp: tmp, result: make(chan error, 1)}
+	a.s.submit(func() {
+		if rw.aborted {
+			err = errRewriteAborted
+			return
+		}
+		a.queueSwitch(sw)
+	})
+	if err != nil {
+		return fail(err)
+	}
+	return <-sw.result
+}
+
+// queueSwitch stops the rewrite buffer and queues the new file for the writer: what
+// is handed from now on goes to the new file. Runs on the executor.
+func (a *aof) queueSwitch(sw *fileSwitch) {
+	a.flush()
+	if a.rw != nil {
+		sw.remainder = append(sw.remainder, a.rw.buf...)
+		a.rw.buf = nil
+	}
+	a.rw = nil
+	a.s.beforeWrite = nil
+	a.mu.Lock()
+	a.sw, a.swMark = sw, len(a.pending)
+	a.mu.Unlock()
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+}
+
+// rewriteDone records the outcome. Runs on the executor.
+func (a *aof) rewriteDone(rw *rewrite, err error) {
+	if a.rw == rw {
+		a.rw = nil
+		a.s.beforeWrite = nil
+	}
+	a.rewriting = false
+	a.rewrites++
+	a.lastRewriteOK = err == nil
+	a.lastRewriteDur = time.Since(a.rewriteStarted)
+	switch {
+	case errors.Is(err, errRewriteAborted):
+		a.s.log.Info("aof rewrite stopped by the shutdown")
+		return
+	case err != nil:
+		a.s.log.Error("aof rewrite failed; the old file stays in use", "err", err)
+		a.nextAuto = time.Now().Add(10 * time.Second)
+		return
+	}
+	a.lastSave = a.s.clock.Now()
+	a.dirtyAtSave = rw.dirty
+	a.s.log.Info("aof rewrite done", "path", a.path, "bytes", a.baseSize.Load(),
+		"seconds", a.lastRewriteDur.Seconds())
+}
+
+// abortRewrite stops a running rewrite at shutdown. Runs on the executor.
+func (a *aof) abortRewrite() {
+	if a.rw != nil {
+		a.rw.aborted = true
+		a.rw = nil
+		a.s.beforeWrite = nil
+	}
+}
+
+// maybeRewrite starts a scheduled rewrite, or an automatic one when the file has
+// grown by auto-aof-rewrite-percentage since the last rewrite. Runs on the executor.
+func (a *aof) maybeRewrite() {
+	if a.closed || a.rewriting {
+		return
+	}
+	if a.scheduled {
+		a.scheduled = false
+		a.startRewrite()
+		return
+	}
+	perc := a.s.cfg.AutoAOFRewritePercentage
+	cur, base := a.curSize.Load(), max(a.baseSize.Load(), 1)
+	if perc < 0 || cur < a.s.cfg.AutoAOFRewriteMinSize || time.Now().Before(a.nextAuto) {
+		return
+	}
+	if growth := cur*100/base - 100; growth >= int64(perc) {
+		a.s.log.Info("starting automatic aof rewrite", "growth_percent", growth, "bytes", cur)
+		a.startRewrite()
+	}
+}
+
+// saveNow rewrites the file while the executor waits, as Redis's SAVE blocks the
+// server. Runs on the executor.
+func (a *aof) saveNow() error {
+	if a.rewriting {
+		return errRewriteRunning
+	}
+	start := time.Now()
+	a.flush()
+	a.selected = -1
+	rw := &rewrite{touched: make(map[dbKey]struct{})}
+	for _, db := range a.s.dbs {
+		db.scan(0, db.Size()+1, func(key string) { a.capture(rw, db, key, true) })
+	}
+	if rw.err != nil {
+		return rw.err
+	}
+	tmp := filepath.Join(filepath.Dir(a.path), fmt.Sprintf("temp-rewriteaof-%d.aof", os.Getpid()))
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	enc := rewriteEncoder{selected: -1}
+	for _, it := range rw.items {
+		bw.Write(enc.append(it))
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = fdatasync(f)
+	}
+	if err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	sw := &fileSwitch{f: f, tmp: tmp, result: make(chan error, 1)}
+	a.queueSwitch(sw)
+	if err := <-sw.result; err != nil {
+		return err
+	}
+	a.rewrites++
+	a.lastRewriteOK = true
+	a.lastRewriteDur = time.Since(start)
+	a.lastSave = a.s.clock.Now()
+	a.dirtyAtSave = a.s.dirty
+	return nil
+}
+
+// rewriteEncoder turns captured keys into commands. Runs on the rewriter.
+type rewriteEncoder struct {
+	selected int
+	b        []byte
+}
+
+// append returns the commands for one key; the slice is reused by the next call.
+func (e *rewriteEncoder) append(it snapItem) []byte {
+	b := e.b[:0]
+	if it.db != e.selected {
+		b = appendCommand(b, [][]byte{[]byte("SELECT"), strconv.AppendInt(nil, int64(it.db), 10)})
+		e.selected = it.db
+	}
+	key := []byte(it.key)
+	switch {
+	case it.isString && it.expireAt != 0:
+		b = appendCommand(b, [][]byte{[]byte("SET"), key, it.str, []byte("PXAT"), strconv.AppendInt(nil, it.expireAt, 10)})
+	case it.isString:
+		b = appendCommand(b, [][]byte{[]byte("SET"), key, it.str})
+	default:
+		b = append(b, it.cmds...)
+		if it.expireAt != 0 {
+			b = appendCommand(b, [][]byte{[]byte("PEXPIREAT"), key, strconv.AppendInt(nil, it.expireAt, 10)})
+		}
+	}
+	e.b = b
+	return b
+}

@@ -1,0 +1,77 @@
+package myredis
+
+import "strings"
+
+// commandsPersistence registers the persistence commands. MyRedis persists only
+// through the append-only file (aof.go), so:
+//
+//	BGREWRITEAOF  rewrites the AOF in the background (aof_rewrite.go)
+//	BGSAVE        the same, answered as Redis answers BGSAVE
+//	SAVE          rewrites the AOF while every other client waits, as Redis's SAVE
+//	              blocks the server; +OK once the new file is fsynced and in place
+//
+// With appendonly no there is nothing to save to, and all three answer an error.
+func commandsPersistence() []*command {
+	return []*command{
+		{name: "bgrewriteaof", arity: 1, flags: flagAdmin | flagNoScript, fn: cmdBgrewriteaof},
+		{name: "bgsave", arity: -1, flags: flagAdmin | flagNoScript, fn: cmdBgsave},
+		{name: "save", arity: 1, flags: flagAdmin | flagNoScript | flagNoMulti, fn: cmdSave},
+	}
+}
+
+func cmdBgrewriteaof(x *Ctx) {
+	if x.startBackgroundRewrite() {
+		x.w.Simple("Background append only file rewriting started")
+	}
+}
+
+func cmdBgsave(x *Ctx) {
+	if x.nargs() > 2 || (x.nargs() == 2 && !strings.EqualFold(x.arg(1), "schedule")) {
+		x.err(msgSyntax)
+		return
+	}
+	if x.startBackgroundRewrite() {
+		x.w.Simple("Background saving started")
+	}
+}
+
+// startBackgroundRewrite starts a rewrite, or schedules it when called inside EXEC
+// or a script (the rewrite must start between two jobs' worth of writes). It writes
+// the reply itself unless it reports true.
+func (x *Ctx) startBackgroundRewrite() bool {
+	a := x.s.aof
+	switch {
+	case a == nil:
+		x.err(msgNoAOF)
+	case a.rewriting:
+		x.err(msgRewriteRunning)
+	case a.wrapDepth > 0 || x.inMulti || x.inScript:
+		a.scheduled = true
+		x.w.Simple("Background append only file rewriting scheduled")
+	default:
+		if err := a.startRewrite(); err != nil {
+			x.err("ERR " + err.Error())
+			return false
+		}
+		return true
+	}
+	return false
+}
+
+func cmdSave(x *Ctx) {
+	a := x.s.aof
+	switch {
+	case a == nil:
+		x.err(msgNoAOF)
+	case x.inMulti || x.inScript:
+		x.err(msgNotAllowedMulti)
+	case a.rewriting:
+		x.err(msgRewriteRunning)
+	default:
+		if err := a.saveNow(); err != nil {
+			x.err("ERR " + err.Error())
+			return
+		}
+		x.ok()
+	}
+}
