@@ -27,23 +27,33 @@ type Client struct {
 	// set by runBatch before done, read by the connection goroutine after it
 	batchBlocked  bool
 	batchDeadline time.Time
+	// seq numbers the connection's batches; claim holds the number of the batch
+	// waiting in the job queue until the executor (or, when a script is busy, the
+	// connection itself) takes it
+	seq   uint64
+	claim atomic.Uint64
+	// busyRejected: the connection answered commands BUSY (while a script ran
+	// too long); if they belonged to a MULTI, its EXEC must abort
+	busyRejected atomic.Bool
 
 	// executor-owned
-	db       *DB
-	authed   bool
-	name     string
-	libName  string
-	libVer   string
-	resp     int
-	lastCmd  string
-	closing  bool // QUIT: close after this batch's replies are sent
-	multi    *multiState
-	watched  []watchedKey
-	dirtyCAS bool
-	blocked  *blockState // non-nil while a blocking command waits
-	pending  []redcon.Command
-	blockOut Writer // the served reply of a blocked command
-	x        Ctx    // reused per command to avoid an allocation
+	db         *DB
+	authed     bool
+	name       string
+	libName    string
+	libVer     string
+	resp       int
+	lastCmd    string
+	closing    bool // QUIT: close after this batch's replies are sent
+	multi      *multiState
+	spareMulti *multiState // the last transaction's queue, kept for the next MULTI
+	watched    []watchedKey
+	dirtyCAS   bool
+	blocked    *blockState // non-nil while a blocking command waits
+	pending    []redcon.Command
+	blockOut   Writer // the served reply of a blocked command
+	x          Ctx    // reused per command to avoid an allocation
+	execX      Ctx    // reused for each command EXEC runs
 
 	// CLIENT REPLY OFF / SKIP (executor-owned): replies are dropped, SKIP's for
 	// the next command only

@@ -9,7 +9,7 @@ func commandsConnection() []*command {
 	return []*command{
 		{name: "ping", arity: -1, fn: cmdPing},
 		{name: "echo", arity: 2, fn: cmdEcho},
-		{name: "quit", arity: -1, flags: flagNoAuth | flagTx, fn: cmdQuit},
+		{name: "quit", arity: -1, flags: flagNoAuth | flagTx | flagNoScript, fn: cmdQuit},
 		{name: "select", arity: 2, fn: cmdSelect},
 		{name: "auth", arity: -2, flags: flagNoAuth | flagNoScript, fn: cmdAuth},
 		{name: "hello", arity: -1, flags: flagNoAuth | flagNoScript, fn: cmdHello},

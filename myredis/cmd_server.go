@@ -214,21 +214,23 @@ func (s *Server) configParams() map[string]func() string {
 	}
 	c := &s.cfg
 	return map[string]func() string{
-		"port":               func() string { return strconv.Itoa(c.Port) },
-		"bind":               func() string { return c.Bind },
-		"requirepass":        func() string { return c.RequirePass },
-		"databases":          func() string { return strconv.Itoa(c.Databases) },
-		"maxclients":         func() string { return strconv.Itoa(c.MaxClients) },
-		"proto-max-bulk-len": func() string { return strconv.FormatInt(c.ProtoMaxBulkLen, 10) },
-		"hz":                 func() string { return strconv.Itoa(c.Hz) },
-		"loglevel":           func() string { return c.LogLevel },
-		"appendonly":         func() string { return yesNo(c.AppendOnly) },
-		"appendfsync":        func() string { return c.AppendFsync },
-		"dir":                func() string { return c.Dir },
-		"appendfilename":     func() string { return c.AppendFilename },
-		"save":               func() string { return "" },
-		"maxmemory":          func() string { return "0" },
-		"timeout":            func() string { return "0" },
+		"port":                 func() string { return strconv.Itoa(c.Port) },
+		"bind":                 func() string { return c.Bind },
+		"requirepass":          func() string { return c.RequirePass },
+		"databases":            func() string { return strconv.Itoa(c.Databases) },
+		"maxclients":           func() string { return strconv.Itoa(c.MaxClients) },
+		"proto-max-bulk-len":   func() string { return strconv.FormatInt(c.ProtoMaxBulkLen, 10) },
+		"hz":                   func() string { return strconv.Itoa(c.Hz) },
+		"loglevel":             func() string { return c.LogLevel },
+		"appendonly":           func() string { return yesNo(c.AppendOnly) },
+		"appendfsync":          func() string { return c.AppendFsync },
+		"dir":                  func() string { return c.Dir },
+		"appendfilename":       func() string { return c.AppendFilename },
+		"save":                 func() string { return "" },
+		"maxmemory":            func() string { return "0" },
+		"timeout":              func() string { return "0" },
+		"lua-time-limit":       func() string { return strconv.FormatInt(max(c.luaTimeLimit(), 0), 10) },
+		"busy-reply-threshold": func() string { return strconv.FormatInt(max(c.luaTimeLimit(), 0), 10) },
 
 		// the AOF's automatic rewrite
 		"auto-aof-rewrite-percentage": func() string { return strconv.Itoa(max(c.AutoAOFRewritePercentage, 0)) },
@@ -240,6 +242,7 @@ func (s *Server) configParams() map[string]func() string {
 var runtimeSettable = map[string]bool{
 	"requirepass": true, "maxclients": true, "hz": true, "loglevel": true,
 	"appendfsync": true, "save": true, "proto-max-bulk-len": true, "maxmemory": true, "timeout": true,
+	"lua-time-limit": true, "busy-reply-threshold": true,
 	"auto-aof-rewrite-percentage": true, "auto-aof-rewrite-min-size": true,
 }
 

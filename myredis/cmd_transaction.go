@@ -36,7 +36,12 @@ func cmdMulti(x *Ctx) {
 		x.err(msgNestedMulti)
 		return
 	}
-	x.c.multi = &multiState{}
+	m := x.c.spareMulti
+	if m == nil {
+		m = &multiState{}
+	}
+	x.c.spareMulti = nil
+	x.c.multi = m
 	x.ok()
 }
 
@@ -45,12 +50,24 @@ func cmdDiscard(x *Ctx) {
 		x.err(msgDiscardNoMulti)
 		return
 	}
+	m := x.c.multi
 	x.s.discard(x.c)
 	x.s.unwatchAll(x.c)
+	x.c.recycle(m)
 	x.ok()
 }
 
 func (s *Server) discard(c *Client) { c.multi = nil }
+
+// recycle keeps a finished transaction's queue for the client's next MULTI.
+func (c *Client) recycle(m *multiState) {
+	if cap(m.cmds) > 1024 {
+		return // let a huge queue go
+	}
+	clear(m.cmds)
+	m.cmds, m.failed = m.cmds[:0], false
+	c.spareMulti = m
+}
 
 // cmdExec runs the queued commands back to back: it is one executor step, so
 // nothing interleaves.
@@ -62,6 +79,7 @@ func cmdExec(x *Ctx) {
 		return
 	}
 	s.discard(c)
+	defer c.recycle(m)
 	if m.failed {
 		s.unwatchAll(c)
 		x.err(msgExecAbort)
@@ -75,10 +93,11 @@ func cmdExec(x *Ctx) {
 	s.unwatchAll(c)
 	x.w.Array(len(m.cmds))
 	s.wrapPropagation(true)
+	inner := &c.execX
 	for _, q := range m.cmds {
 		c.lastCmd = q.cmd.name
-		inner := Ctx{s: s, c: c, db: c.db, cmd: q.cmd, args: q.args, w: x.w, inMulti: true}
-		s.exec(&inner)
+		*inner = Ctx{s: s, c: c, db: c.db, cmd: q.cmd, args: q.args, w: x.w, inMulti: true}
+		s.exec(inner)
 	}
 	s.wrapPropagation(false)
 }

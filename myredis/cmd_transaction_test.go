@@ -1,8 +1,16 @@
 package myredis_test
 
 import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"waitroom/myredis/redistest"
 )
@@ -169,4 +177,110 @@ func TestExecIsAtomic(t *testing.T) {
 		}
 	}
 	<-done
+}
+
+// TestTransactionsAndScripts: refusals that leave the transaction open, scripts
+// queued in MULTI, and a script's write breaking a WATCH.
+func TestTransactionsAndScripts(t *testing.T) {
+	runGroup(t, []groupCase{
+		{"refused MULTI and WATCH do not abort", []step{
+			do(ok, "MULTI"),
+			do(errRe("ERR MULTI calls can not be nested"), "MULTI"),
+			do(errRe("ERR WATCH inside MULTI is not allowed"), "WATCH", "k"),
+			do(queued, "SET", "a", "1"),
+			do(array(ok), "EXEC"),
+		}},
+		{"scripts inside EXEC", []step{
+			do(ok, "MULTI"),
+			do(queued, "EVAL", "return redis.call('incr', KEYS[1])", "1", "n"),
+			do(queued, "EVAL", "return redis.call('nosuch')", "0"),
+			do(queued, "SCRIPT", "LOAD", "return 1"),
+			do(array(num(1),
+				scriptError("return redis.call('nosuch')", "ERR Unknown Redis command called from script", 1),
+				bulk("e0e1f9fabfc9d4800c877a703b823ac0578ff8db")), "EXEC"),
+		}},
+	})
+	c, _, addr := start(t)
+	other := redistest.Dial(t, addr)
+	mustDo(t, c, ok, "WATCH", "k")
+	mustDo(t, other, ok, "EVAL", "return redis.call('set', KEYS[1], 'x')", "1", "k")
+	mustDo(t, c, ok, "MULTI")
+	mustDo(t, c, nullArr, "EXEC")
+	mustDo(t, c, ok, "WATCH", "k")
+	mustDo(t, other, bulk("x"), "EVAL", "return redis.call('get', KEYS[1])", "1", "k")
+	mustDo(t, c, ok, "MULTI")
+	mustDo(t, c, array(), "EXEC")
+}
+
+// TestGoRedisWatchIncrementers: 20 clients increment one counter with
+// WATCH/GET/MULTI/SET/EXEC and retry when EXEC fails; no increment is lost.
+func TestGoRedisWatchIncrementers(t *testing.T) {
+	addr := redistest.StartMyRedis(t)
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 20})
+	defer rdb.Close()
+
+	const clients, each = 20, 50
+	increment := func(key string) (retries int, err error) {
+		txf := func(tx *redis.Tx) error {
+			n, err := tx.Get(ctx, key).Int()
+			if err != nil && !errors.Is(err, redis.Nil) {
+				return err
+			}
+			_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				p.Set(ctx, key, strconv.Itoa(n+1), 0)
+				return nil
+			})
+			return err
+		}
+		for {
+			err := rdb.Watch(ctx, txf, key)
+			if !errors.Is(err, redis.TxFailedErr) {
+				return retries, err
+			}
+			retries++
+		}
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	totalRetries := 0
+	for i := 0; i < clients; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < each; j++ {
+				r, err := increment("counter")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				totalRetries += r
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	n, err := rdb.Get(ctx, "counter").Int()
+	require.NoError(t, err)
+	assert.Equal(t, clients*each, n)
+	t.Logf("%d increments, %d EXECs failed and were retried", clients*each, totalRetries)
+}
+
+// TestGoRedisTxPipelinedErrors: a runtime error inside EXEC is reported on its
+// command; the other commands ran.
+func TestGoRedisTxPipelinedErrors(t *testing.T) {
+	addr := redistest.StartMyRedis(t)
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	require.NoError(t, rdb.Set(ctx, "s", "text", 0).Err())
+	var incr *redis.IntCmd
+	_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Incr(ctx, "s")
+		incr = p.Incr(ctx, "n")
+		return nil
+	})
+	assert.EqualError(t, err, "ERR value is not an integer or out of range")
+	assert.Equal(t, int64(1), incr.Val())
 }

@@ -157,6 +157,7 @@ var commandGroups = []func() []*command{
 	commandsConnection,
 	commandsServer,
 	commandsTransaction,
+	commandsScripting,
 	commandsPersistence,
 }
 

@@ -30,6 +30,18 @@ type Config struct {
 	AutoAOFRewritePercentage int
 	AutoAOFRewriteMinSize    int64
 	Workers                  int
+	// LuaTimeLimit is lua-time-limit (busy-reply-threshold) in milliseconds: after
+	// it a running script makes other clients get BUSY and may be killed. 0 means
+	// the default, 5000; negative means never (redis.conf's 0).
+	LuaTimeLimit int64
+}
+
+// luaTimeLimit is the effective lua-time-limit in milliseconds (<= 0: none).
+func (c Config) luaTimeLimit() int64 {
+	if c.LuaTimeLimit == 0 {
+		return 5000
+	}
+	return c.LuaTimeLimit
 }
 
 // DefaultConfig is redis-server's defaults, bound to loopback.
@@ -180,6 +192,11 @@ func (c *Config) Set(name, val string) error {
 		c.AutoAOFRewriteMinSize, err = ParseMemory(val)
 	case "workers":
 		c.Workers, err = strconv.Atoi(val)
+	case "lua-time-limit", "busy-reply-threshold":
+		c.LuaTimeLimit, err = strconv.ParseInt(val, 10, 64)
+		if c.LuaTimeLimit <= 0 {
+			c.LuaTimeLimit = -1
+		}
 	case "save", "daemonize", "protected-mode", "logfile":
 		// accepted for compatibility; MyRedis has no RDB and stays in the foreground
 	default:

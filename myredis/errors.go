@@ -69,6 +69,45 @@ const (
 	msgExecAbort       = "EXECABORT Transaction discarded because of previous errors."
 	msgConfigSetUnknow = "ERR Unknown option or number of arguments for CONFIG SET - '%s'"
 
+	// Scripting: replies to EVAL, EVALSHA and SCRIPT.
+	msgNoScript               = "NOSCRIPT No matching script. Please use EVAL."
+	msgNumKeysTooMany         = "ERR Number of keys can't be greater than number of args"
+	msgNumKeysNegative        = "ERR Number of keys can't be negative"
+	msgScriptCompile          = "ERR Error compiling script (new function): %s"
+	msgShebangInvalid         = "ERR Invalid script shebang"
+	msgShebangEngine          = "ERR Unexpected engine in script shebang: %s"
+	msgShebangFlag            = "ERR Unexpected flag in script shebang: %s"
+	msgShebangOption          = "ERR Unknown lua shebang option: %s"
+	msgBusy                   = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+	msgNotBusy                = "NOTBUSY No scripts in execution right now."
+	msgUnkillable             = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."
+	msgScriptFlushOption      = "ERR SCRIPT FLUSH only support SYNC|ASYNC option"
+	msgScriptDebugOption      = "ERR Use SCRIPT DEBUG YES/SYNC/NO"
+	msgScriptDebugUnsupported = "ERR SCRIPT DEBUG is not supported by MyRedis"
+
+	// Scripting: errors raised inside a script. The script's reply is
+	// "-ERR <text> script: <sha1>, on @user_script:<line>."; redis.pcall returns
+	// {err="ERR <text>"}.
+	msgLuaNoArgs       = "Please specify at least one argument for this redis lib call"
+	msgLuaArgType      = "Lua redis lib command arguments must be strings or integers"
+	msgLuaUnknownCmd   = "Unknown Redis command called from script"
+	msgLuaArity        = "Wrong number of args calling Redis command from script"
+	msgLuaNoScript     = "This Redis command is not allowed from script"
+	msgLuaWriteRO      = "Write commands are not allowed from read-only scripts."
+	msgLuaKilled       = "Script killed by user with SCRIPT KILL..."
+	msgLuaNoGlobal     = "Script attempted to access nonexistent global variable '%s'"
+	msgLuaReadonly     = "Attempt to modify a readonly table"
+	msgLuaArgsWrong    = "wrong number or type of arguments"
+	msgLuaSha1Args     = "wrong number of arguments"
+	msgLuaLogArgs      = "redis.log() requires two arguments or more."
+	msgLuaLogLevelType = "First argument must be a number (log level)."
+	msgLuaLogLevel     = "Invalid debug level."
+	msgLuaSetRespArgs  = "redis.setresp() requires one argument."
+	msgLuaSetRespVer   = "RESP version must be 2 or 3."
+	msgLuaSetReplArgs  = "redis.set_repl() requires two arguments."
+	msgLuaSetReplFlags = "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE."
+	msgLuaACLInvalid   = "Invalid command passed to redis.acl_check_cmd()"
+
 	// Persistence.
 	msgRewriteRunning = "ERR Background append only file rewriting already in progress"
 	msgNoAOF          = "ERR appendonly is no: MyRedis persists only through the append-only file (start it with --appendonly yes)"

@@ -15,8 +15,9 @@ import (
 
 // job is one unit of executor work: a client's batch, or a server task.
 type job struct {
-	c  *Client
-	fn func() // a server task (active expiry, timeouts, AOF) when c is nil
+	c   *Client
+	seq uint64 // the batch's number: the executor runs it only if c.claim still holds it
+	fn  func() // a server task (active expiry, timeouts, AOF) when c is nil
 }
 
 // runExecutor runs jobs until the jobs channel closes. This is the executor goroutine.
@@ -27,6 +28,9 @@ func (s *Server) runExecutor() {
 			j.fn()
 			s.release(nil)
 			continue
+		}
+		if !j.c.claim.CompareAndSwap(j.seq, 0) {
+			continue // its connection answered it BUSY while it waited behind a script
 		}
 		s.runBatch(j.c)
 		s.release(j.c.done)
@@ -55,6 +59,9 @@ func (s *Server) submit(fn func()) {
 // runBatch executes the client's pending commands, appending replies to c.out.
 // It stops early when a command blocks; the rest wait in c.pending.
 func (s *Server) runBatch(c *Client) {
+	if c.busyRejected.Swap(false) && c.multi != nil {
+		c.multi.failed = true // commands of the transaction were answered BUSY
+	}
 	for i, cmd := range c.cmds {
 		mark := c.out.Len()
 		s.call(c, cmd.Args, &c.out)

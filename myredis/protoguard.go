@@ -50,6 +50,7 @@ type liveSettings struct {
 	hasPass    atomic.Bool // requirepass is set
 	maxClients atomic.Int64
 	hz         atomic.Int64
+	luaLimitMs atomic.Int64 // lua-time-limit; <= 0: scripts are never busy
 }
 
 func (l *liveSettings) set(cfg Config) {
@@ -57,6 +58,7 @@ func (l *liveSettings) set(cfg Config) {
 	l.hasPass.Store(cfg.RequirePass != "")
 	l.maxClients.Store(int64(cfg.MaxClients))
 	l.hz.Store(int64(cfg.Hz))
+	l.luaLimitMs.Store(cfg.luaTimeLimit())
 }
 
 type guardListener struct {

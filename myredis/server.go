@@ -46,6 +46,12 @@ type Server struct {
 	hooks    []func(db *DB, args [][]byte) // propagation listeners (AOF)
 	par      dataLock                      // --workers N > 1 only (workers.go)
 
+	lua          *luaEngine // created by the first script
+	scriptTimeMs int64      // while a script runs, the time it started: the clock stands still
+
+	// shared with connection goroutines: BUSY replies and SCRIPT KILL
+	scriptGuard scriptGuard
+
 	configHooks     []func(old, next Config) // CONFIG SET listeners
 	wrapHooks       []func(begin bool)       // EXEC/script boundaries for propagation
 	persistenceInfo func() [][2]string       // INFO persistence, set by the AOF
@@ -100,6 +106,7 @@ func New(cfg Config, opts ...Option) *Server {
 	s.started = s.clock.Now()
 	s.replID = randomHex(40)
 	s.live.set(cfg)
+	s.scriptGuard.init(&s.live.luaLimitMs, s.quit)
 	s.configHooks = append(s.configHooks, func(_, next Config) { s.live.set(next) })
 	if cfg.Workers > 1 { // demonstration mode, see workers.go
 		s.startWorkers(cfg.Workers)
@@ -109,7 +116,14 @@ func New(cfg Config, opts ...Option) *Server {
 	return s
 }
 
-func (s *Server) nowMs() int64 { return s.clock.Now().UnixMilli() }
+// nowMs is the time expiry is judged by. Inside a script it is the script's start
+// time, as in Redis, so a key cannot expire halfway through a script.
+func (s *Server) nowMs() int64 {
+	if s.scriptTimeMs != 0 {
+		return s.scriptTimeMs
+	}
+	return s.clock.Now().UnixMilli()
+}
 
 // ListenAndServe listens on cfg.Bind:cfg.Port and serves until Close.
 func (s *Server) ListenAndServe() error {
@@ -168,7 +182,8 @@ func (s *Server) Close() error {
 		err = rc.Close()
 		ln.Close() // in case redcon had not started accepting yet
 	}
-	s.submit(func() {}) // let in-flight jobs finish
+	s.scriptGuard.abort() // a script that never ends would hold the executor
+	s.submit(func() {})   // let in-flight jobs finish
 	for _, h := range s.closeHooks {
 		h()
 	}
@@ -217,13 +232,31 @@ func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
 	c.cmds = append(c.cmds, conn.ReadPipeline()...)
 	for {
 		c.out.Reset()
+		busy := s.scriptGuard.busySignal()
+		if s.scriptGuard.isBusy() {
+			conn.WriteRaw(s.answerBusy(c))
+			return
+		}
+		c.seq++
+		c.claim.Store(c.seq)
 		select {
-		case s.jobs <- job{c: c}:
+		case s.jobs <- job{c: c, seq: c.seq}:
 		case <-s.quit:
 			conn.Close()
 			return
 		}
-		<-c.done
+		select {
+		case <-c.done:
+		case <-busy:
+			// A script passed lua-time-limit while this batch waited behind it:
+			// take the batch back, unless the executor has started it (it may be
+			// the script itself), and answer it here.
+			if c.claim.CompareAndSwap(c.seq, 0) {
+				conn.WriteRaw(s.answerBusy(c))
+				return
+			}
+			<-c.done
+		}
 		conn.WriteRaw(c.out.Bytes())
 		if c.closing {
 			conn.Close()
