@@ -106,6 +106,9 @@ func (s *Server) runWorker() {
 			s.par.gt.Unlock()
 			continue
 		}
+		if !j.c.claim.CompareAndSwap(j.seq, 0) {
+			continue // its connection answered it BUSY while it waited behind a script
+		}
 		if s.parallelBatch(j.c) {
 			s.par.gt.RLock()
 			s.runBatch(j.c)

@@ -112,6 +112,11 @@ func TestWorkersModeIsRaceFree(t *testing.T) {
 					c.ZRangeStore(ctx, "r", redis.ZRangeArgs{Key: "waiting", Start: 0, Stop: -1})
 					c.ZScan(ctx, "waiting", 0, "*", 10)
 					c.ZRandMember(ctx, "waiting", 2)
+					if err := c.Eval(ctx, "redis.call('zadd', KEYS[1], 1, ARGV[1]) return redis.call('zcard', KEYS[1])",
+						[]string{"scripted"}, id).Err(); err != nil {
+						errs <- fmt.Errorf("EVAL in workers mode: %v", err)
+						return
+					}
 					if err := c.BZPopMin(ctx, time.Second, "nothing-here").Err(); err != redis.Nil {
 						errs <- fmt.Errorf("BZPOPMIN in workers mode: %v, want an immediate nil", err)
 						return
