@@ -231,6 +231,7 @@ func (s *Server) configParams() map[string]func() string {
 		"timeout":              func() string { return "0" },
 		"lua-time-limit":       func() string { return strconv.FormatInt(max(c.luaTimeLimit(), 0), 10) },
 		"busy-reply-threshold": func() string { return strconv.FormatInt(max(c.luaTimeLimit(), 0), 10) },
+		"io-threads":           func() string { return strconv.Itoa(runtime.GOMAXPROCS(0)) },
 
 		// the AOF's automatic rewrite
 		"auto-aof-rewrite-percentage": func() string { return strconv.Itoa(max(c.AutoAOFRewritePercentage, 0)) },

@@ -30,6 +30,9 @@ type Config struct {
 	AutoAOFRewritePercentage int
 	AutoAOFRewriteMinSize    int64
 	Workers                  int
+	// IOThreads is how many threads run Go code (GOMAXPROCS), set by cmd/myredis;
+	// 0 leaves the choice to it (see threads there).
+	IOThreads int
 	// LuaTimeLimit is lua-time-limit (busy-reply-threshold) in milliseconds: after
 	// it a running script makes other clients get BUSY and may be killed. 0 means
 	// the default, 5000; negative means never (redis.conf's 0).
@@ -192,6 +195,11 @@ func (c *Config) Set(name, val string) error {
 		c.AutoAOFRewriteMinSize, err = ParseMemory(val)
 	case "workers":
 		c.Workers, err = strconv.Atoi(val)
+	case "io-threads":
+		c.IOThreads, err = strconv.Atoi(val)
+		if err == nil && (c.IOThreads < 1 || c.IOThreads > 128) {
+			err = fmt.Errorf("argument must be between 1 and 128 inclusive")
+		}
 	case "lua-time-limit", "busy-reply-threshold":
 		c.LuaTimeLimit, err = strconv.ParseInt(val, 10, 64)
 		if c.LuaTimeLimit <= 0 {

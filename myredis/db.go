@@ -2,6 +2,7 @@ package myredis
 
 import (
 	"math/rand/v2"
+	"strings"
 )
 
 // entry is one key's value. val is []byte for a string and *zset for a sorted set.
@@ -39,6 +40,10 @@ func newDB(s *Server, id int) *DB {
 func (db *DB) Size() int { return len(db.dict) }
 
 // lookup returns the live entry of key, deleting it first if it has expired.
+//
+// key does not escape: a handler may pass string(x.args[i]) and the compiler keeps
+// that conversion on the stack, so a read such as GET allocates nothing. Only the
+// rare expiry path, which keeps the key (watch and blocking lists, the AOF), copies it.
 func (db *DB) lookup(key string) *entry {
 	if db.s.par.on { // --workers mode: one lock per primitive (workers.go)
 		defer db.s.par.hold()()
@@ -47,8 +52,11 @@ func (db *DB) lookup(key string) *entry {
 	if e == nil {
 		return nil
 	}
-	if len(db.expires) > 0 && db.expireIfNeeded(key) {
-		return nil
+	if len(db.expires) > 0 {
+		if when, ok := db.expires[key]; ok && when <= db.s.nowMs() &&
+			db.expireIfNeeded(strings.Clone(key)) {
+			return nil
+		}
 	}
 	return e
 }
