@@ -30,8 +30,8 @@ type Config struct {
 	AutoAOFRewritePercentage int
 	AutoAOFRewriteMinSize    int64
 	Workers                  int
-	// IOThreads is how many threads run Go code (GOMAXPROCS), set by cmd/myredis;
-	// 0 leaves the choice to it (see threads there).
+	// IOThreads is how many threads run Go code (GOMAXPROCS), applied by
+	// cmd/myredis; 0 keeps Go's default (every CPU, or the GOMAXPROCS variable).
 	IOThreads int
 	// LuaTimeLimit is lua-time-limit (busy-reply-threshold) in milliseconds: after
 	// it a running script makes other clients get BUSY and may be killed. 0 means

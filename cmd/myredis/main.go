@@ -20,8 +20,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "myredis:", err)
 		os.Exit(2)
 	}
-	if n := threads(cfg); n > 0 {
-		runtime.GOMAXPROCS(n)
+	if cfg.IOThreads > 0 {
+		// One thread is faster for light commands on few cores, several for heavy
+		// ones, scripts and the AOF: docs/performance.md. Unset, Go's default.
+		runtime.GOMAXPROCS(cfg.IOThreads)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel(cfg.LogLevel)}))
 	srv, err := myredis.Open(cfg, myredis.WithLogger(log))
@@ -57,24 +59,6 @@ func main() {
 		os.Exit(1) //nolint:gocritic // the profile of a failed start is of no use
 	}
 	<-closed
-}
-
-// threads is how many threads may run Go code (GOMAXPROCS), or 0 for Go's default.
-// --io-threads decides, like Redis's io-threads; without it, one thread, as Redis
-// runs by default. Every command runs on the executor goroutine anyway, and a second
-// thread for the connection goroutines measured slower on a 2-core machine (0.8x Redis
-// instead of 1.0x without pipelining; docs/performance.md): handing each batch to the
-// executor and back crosses threads, and the wake-ups cost more than the parallel
-// reads and writes save. A GOMAXPROCS environment variable is respected, and
-// --workers N > 1 keeps every CPU, since that mode exists to run commands in parallel.
-func threads(cfg myredis.Config) int {
-	switch {
-	case cfg.IOThreads > 0:
-		return cfg.IOThreads
-	case os.Getenv("GOMAXPROCS") != "" || cfg.Workers > 1:
-		return 0
-	}
-	return 1
 }
 
 // logLevel maps redis.conf's loglevel names onto slog levels.
