@@ -374,3 +374,32 @@ func cmdFlushall(x *Ctx) {
 	x.dirty(1)
 	x.ok()
 }
+
+// scanOpts parses HSCAN's and ZSCAN's [MATCH pattern] [COUNT count] from args[from:].
+// pattern is "" when every element matches.
+func (x *Ctx) scanOpts(from int) (pattern string, count int, ok bool) {
+	count = 10
+	for i := from; i < x.nargs(); i += 2 {
+		switch {
+		case x.argIs(i, "count") && i+1 < x.nargs():
+			n, ok := x.argInt(i + 1)
+			if !ok {
+				return "", 0, false
+			}
+			if n < 1 {
+				x.err(msgSyntax)
+				return "", 0, false
+			}
+			count = int(min(n, math.MaxInt32))
+		case x.argIs(i, "match") && i+1 < x.nargs():
+			pattern = x.arg(i + 1)
+		default:
+			x.err(msgSyntax)
+			return "", 0, false
+		}
+	}
+	if pattern == "*" {
+		pattern = ""
+	}
+	return pattern, count, true
+}

@@ -873,25 +873,9 @@ func cmdZscan(x *Ctx) {
 		x.w.Array(0)
 		return
 	}
-	pattern, count := "", 10
-	for j := 3; j < x.nargs(); j += 2 {
-		switch {
-		case x.argIs(j, "count") && j+1 < x.nargs():
-			n, ok := x.argInt(j + 1)
-			if !ok {
-				return
-			}
-			if n < 1 {
-				x.err(msgSyntax)
-				return
-			}
-			count = clampInt(n)
-		case x.argIs(j, "match") && j+1 < x.nargs():
-			pattern = x.arg(j + 1)
-		default:
-			x.err(msgSyntax)
-			return
-		}
+	pattern, count, ok := x.scanOpts(3)
+	if !ok {
+		return
 	}
 	var items []zItem
 	next := uint64(0)
@@ -905,7 +889,7 @@ func cmdZscan(x *Ctx) {
 			next = uint64(end)
 		}
 	}
-	if pattern != "" && pattern != "*" {
+	if pattern != "" {
 		items = slices.DeleteFunc(items, func(it zItem) bool { return !globMatch(pattern, it.member) })
 	}
 	x.w.Array(2)
