@@ -19,6 +19,9 @@ test: ## run every test (differential tests need redis-server; .ci/run installs 
 compat: build ## compare MyRedis and real Redis with redis-benchmark
 	bash scripts/compare-redis.sh
 
+bench: build ## short run of every bench scenario (under 5 minutes); tables on stdout, reports in bench/results/
+	$(BIN)/bench all --short --out bench/results
+
 FUZZTIME ?= 30s
 
 fuzz: ## run every fuzz target for FUZZTIME (30s) each

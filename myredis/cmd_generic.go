@@ -138,7 +138,7 @@ func expireCmd(unit int64, absolute bool) func(*Ctx) {
 			x.w.Int(0)
 			return
 		}
-		cur, has := x.db.expires[key]
+		cur, has := x.db.deadline(key)
 		if (o.nx && has) || (o.xx && !has) || (o.gt && (!has || when <= cur)) || (o.lt && has && when >= cur) {
 			x.w.Int(0)
 			return
@@ -163,7 +163,7 @@ func ttlCmd(ms, absolute bool) func(*Ctx) {
 			x.w.Int(-2)
 			return
 		}
-		when, has := x.db.expires[key]
+		when, has := x.db.deadline(key)
 		if !has {
 			x.w.Int(-1)
 			return
@@ -329,7 +329,7 @@ func (x *Ctx) rename(nx bool) {
 		x.w.Int(0)
 		return
 	}
-	when, hasTTL := x.db.expires[src]
+	when, hasTTL := x.db.deadline(src)
 	val := e.val
 	x.db.delete(src)
 	x.db.set(dst, val, false)
@@ -373,4 +373,33 @@ func cmdFlushall(x *Ctx) {
 	}
 	x.dirty(1)
 	x.ok()
+}
+
+// scanOpts parses HSCAN's and ZSCAN's [MATCH pattern] [COUNT count] from args[from:].
+// pattern is "" when every element matches.
+func (x *Ctx) scanOpts(from int) (pattern string, count int, ok bool) {
+	count = 10
+	for i := from; i < x.nargs(); i += 2 {
+		switch {
+		case x.argIs(i, "count") && i+1 < x.nargs():
+			n, ok := x.argInt(i + 1)
+			if !ok {
+				return "", 0, false
+			}
+			if n < 1 {
+				x.err(msgSyntax)
+				return "", 0, false
+			}
+			count = int(min(n, math.MaxInt32))
+		case x.argIs(i, "match") && i+1 < x.nargs():
+			pattern = x.arg(i + 1)
+		default:
+			x.err(msgSyntax)
+			return "", 0, false
+		}
+	}
+	if pattern == "*" {
+		pattern = ""
+	}
+	return pattern, count, true
 }

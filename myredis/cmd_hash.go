@@ -430,28 +430,9 @@ func cmdHscan(x *Ctx) {
 		x.w.Array(0)
 		return
 	}
-	pattern, count := "", 10
-	for i := 3; i < x.nargs(); i += 2 {
-		switch {
-		case x.argIs(i, "count") && i+1 < x.nargs():
-			n, ok := x.argInt(i + 1)
-			if !ok {
-				return
-			}
-			if n < 1 {
-				x.err(msgSyntax)
-				return
-			}
-			count = int(min(n, math.MaxInt32))
-		case x.argIs(i, "match") && i+1 < x.nargs():
-			pattern = x.arg(i + 1)
-		default:
-			x.err(msgSyntax)
-			return
-		}
-	}
-	if pattern == "*" {
-		pattern = ""
+	pattern, count, ok := x.scanOpts(3)
+	if !ok {
+		return
 	}
 	var found []hashSlot
 	keep := func(s hashSlot) {

@@ -58,10 +58,10 @@ func (z *zset) typeName() string { return "zset" }
 func (x *Ctx) readZSet(key string) (z *zset, ok bool) {
 	e := x.db.lookup(key)
 	if e == nil {
-		x.s.stats.keyspaceMisses++
+		x.s.bump(&x.s.stats.keyspaceMisses, 1) // workers.go: locked in workers mode
 		return nil, true
 	}
-	x.s.stats.keyspaceHits++
+	x.s.bump(&x.s.stats.keyspaceHits, 1)
 	return x.asZSet(e)
 }
 
@@ -93,7 +93,7 @@ func (x *Ctx) zsetChanged(key string, z *zset, n int) {
 	if z.Len() == 0 {
 		x.db.delete(key)
 	} else {
-		x.db.touch(key)
+		x.db.modified(key) // touch, locked in workers mode (workers.go)
 	}
 	x.dirty(n)
 }
@@ -873,25 +873,9 @@ func cmdZscan(x *Ctx) {
 		x.w.Array(0)
 		return
 	}
-	pattern, count := "", 10
-	for j := 3; j < x.nargs(); j += 2 {
-		switch {
-		case x.argIs(j, "count") && j+1 < x.nargs():
-			n, ok := x.argInt(j + 1)
-			if !ok {
-				return
-			}
-			if n < 1 {
-				x.err(msgSyntax)
-				return
-			}
-			count = clampInt(n)
-		case x.argIs(j, "match") && j+1 < x.nargs():
-			pattern = x.arg(j + 1)
-		default:
-			x.err(msgSyntax)
-			return
-		}
+	pattern, count, ok := x.scanOpts(3)
+	if !ok {
+		return
 	}
 	var items []zItem
 	next := uint64(0)
@@ -905,7 +889,7 @@ func cmdZscan(x *Ctx) {
 			next = uint64(end)
 		}
 	}
-	if pattern != "" && pattern != "*" {
+	if pattern != "" {
 		items = slices.DeleteFunc(items, func(it zItem) bool { return !globMatch(pattern, it.member) })
 	}
 	x.w.Array(2)

@@ -35,10 +35,10 @@ func commandsString() []*command {
 func (x *Ctx) getString(key string) (val []byte, found, ok bool) {
 	e := x.db.lookup(key)
 	if e == nil {
-		x.s.stats.keyspaceMisses++
+		x.s.bump(&x.s.stats.keyspaceMisses, 1)
 		return nil, false, true
 	}
-	x.s.stats.keyspaceHits++
+	x.s.bump(&x.s.stats.keyspaceHits, 1)
 	b, isStr := e.val.([]byte)
 	if !isStr {
 		x.wrongType()
@@ -480,6 +480,9 @@ func cmdAppend(x *Ctx) {
 	if int64(len(v)+len(x.args[2])) > x.s.cfg.ProtoMaxBulkLen {
 		x.err(msgStringTooLong)
 		return
+	}
+	if x.s.par.on { // workers mode: another APPEND may be writing v's spare capacity
+		v = own(v)
 	}
 	nv := append(v, x.args[2]...)
 	x.db.set(key, nv, true)

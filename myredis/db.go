@@ -45,6 +45,9 @@ func (db *DB) Size() int { return len(db.dict) }
 // that conversion on the stack, so a read such as GET allocates nothing. Only the
 // rare expiry path, which keeps the key (watch and blocking lists, the AOF), copies it.
 func (db *DB) lookup(key string) *entry {
+	if db.s.par.on { // --workers mode: one lock per primitive (workers.go)
+		defer db.s.par.hold()()
+	}
 	e := db.dict[key]
 	if e == nil {
 		return nil
@@ -67,7 +70,7 @@ func (db *DB) expireIfNeeded(key string) bool {
 	if db.s.loading {
 		return false
 	}
-	db.delete(key)
+	db.remove(key)
 	db.s.stats.expiredKeys++
 	db.s.propagateExpired(db, key)
 	return true
@@ -75,6 +78,20 @@ func (db *DB) expireIfNeeded(key string) bool {
 
 // add stores a new key. The caller has checked that key is absent.
 func (db *DB) add(key string, val any) {
+	if db.s.par.on { // --workers mode: one lock per primitive (workers.go)
+		defer db.s.par.hold()()
+		share(val)
+		if e := db.dict[key]; e != nil { // the caller's check raced: overwrite, keep the maps whole
+			db.dict[key] = &entry{val: val, pos: e.pos}
+			delete(db.expires, key)
+			db.touch(key)
+			return
+		}
+	}
+	db.insert(key, val)
+}
+
+func (db *DB) insert(key string, val any) {
 	db.dict[key] = &entry{val: val, pos: len(db.keys)}
 	db.keys = append(db.keys, key)
 	db.touch(key)
@@ -82,7 +99,15 @@ func (db *DB) add(key string, val any) {
 
 // set stores val under key, replacing any value and dropping its TTL unless keepTTL.
 func (db *DB) set(key string, val any, keepTTL bool) {
+	if db.s.par.on { // --workers mode: one lock per primitive (workers.go)
+		defer db.s.par.hold()()
+		share(val)
+	}
 	if e := db.dict[key]; e != nil {
+		if db.s.par.on { // a reader outside the lock may hold e: leave it as it was
+			e = &entry{pos: e.pos}
+			db.dict[key] = e
+		}
 		e.val = val
 		if !keepTTL {
 			delete(db.expires, key)
@@ -90,11 +115,18 @@ func (db *DB) set(key string, val any, keepTTL bool) {
 		db.touch(key)
 		return
 	}
-	db.add(key, val)
+	db.insert(key, val)
 }
 
 // delete removes key and reports whether it was there.
 func (db *DB) delete(key string) bool {
+	if db.s.par.on { // --workers mode: one lock per primitive (workers.go)
+		defer db.s.par.hold()()
+	}
+	return db.remove(key)
+}
+
+func (db *DB) remove(key string) bool {
 	e := db.dict[key]
 	if e == nil {
 		return false
@@ -115,6 +147,9 @@ func (db *DB) delete(key string) bool {
 
 // flush empties the database.
 func (db *DB) flush() {
+	if db.s.par.on { // --workers mode: one lock per primitive (workers.go)
+		defer db.s.par.hold()()
+	}
 	for key := range db.watchers {
 		if _, ok := db.dict[key]; ok {
 			db.touch(key)
@@ -127,12 +162,18 @@ func (db *DB) flush() {
 
 // setExpire sets key's deadline (unix ms). The key must exist.
 func (db *DB) setExpire(key string, when int64) {
+	if db.s.par.on { // --workers mode: one lock per primitive (workers.go)
+		defer db.s.par.hold()()
+	}
 	db.expires[key] = when
 	db.touch(key)
 }
 
 // persist drops key's TTL and reports whether there was one.
 func (db *DB) persist(key string) bool {
+	if db.s.par.on { // --workers mode: one lock per primitive (workers.go)
+		defer db.s.par.hold()()
+	}
 	if _, ok := db.expires[key]; !ok {
 		return false
 	}
@@ -155,6 +196,9 @@ func (db *DB) touch(key string) {
 
 // randomKey returns a random live key, or "" and false when there is none.
 func (db *DB) randomKey() (string, bool) {
+	if db.s.par.on { // --workers mode: one lock per primitive (workers.go)
+		defer db.s.par.hold()()
+	}
 	for tries := 0; len(db.keys) > 0; tries++ {
 		key := db.keys[rand.IntN(len(db.keys))]
 		if tries > 100 || !db.expireIfNeeded(key) {

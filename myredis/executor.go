@@ -112,6 +112,7 @@ type Ctx struct {
 	inScript bool // inside EVAL
 	// rewrite, when set, is what the AOF records instead of args.
 	rewrite [][]byte
+	changed int // workers mode only: this command's dirty count (workers.go)
 }
 
 // call runs one command for c: lookup, arity, auth, MULTI queueing, then the
@@ -155,6 +156,10 @@ func (s *Server) call(c *Client, args [][]byte, w *Writer) {
 
 // exec runs a resolved command and propagates it if it changed data.
 func (s *Server) exec(x *Ctx) {
+	if s.par.on { // --workers N > 1: see workers.go
+		s.execWorker(x)
+		return
+	}
 	if s.beforeWrite != nil && x.cmd.flags&flagWrite != 0 {
 		s.beforeWrite(x)
 	}
@@ -202,7 +207,7 @@ func (x *Ctx) ok()              { x.w.OK() }
 func (x *Ctx) err(msg string)   { x.w.Error(msg) }
 func (x *Ctx) wrongType()       { x.w.Error(msgWrongType) }
 func (x *Ctx) nowMs() int64     { return x.s.nowMs() }
-func (x *Ctx) dirty(n int)      { x.s.dirty += int64(n) }
+func (x *Ctx) dirty(n int)      { x.changed += n; x.s.bump(&x.s.dirty, int64(n)) }
 func (x *Ctx) argIs(i int, opt string) bool {
 	return strings.EqualFold(string(x.args[i]), opt)
 }
@@ -247,7 +252,8 @@ func validIntText(b []byte) bool {
 
 // canBlock reports whether a blocking command may actually block here: not inside
 // MULTI or a script, where Redis answers at once as if the timeout had passed.
-func (x *Ctx) canBlock() bool { return !x.inMulti && !x.inScript && x.c.conn != nil }
+// Workers mode never blocks (workers.go).
+func (x *Ctx) canBlock() bool { return !x.inMulti && !x.inScript && x.c.conn != nil && !x.s.par.on }
 
 // block parks the client until one of keys is touched or timeout passes (0 =
 // forever). The command will be run again from the start when a key is ready.

@@ -44,6 +44,7 @@ type Server struct {
 	loading  bool // replaying the AOF: no expiry deletes
 	stats    stats
 	hooks    []func(db *DB, args [][]byte) // propagation listeners (AOF)
+	par      dataLock                      // --workers N > 1 only (workers.go)
 
 	lua          *luaEngine // created by the first script
 	scriptTimeMs int64      // while a script runs, the time it started: the clock stands still
@@ -107,7 +108,11 @@ func New(cfg Config, opts ...Option) *Server {
 	s.live.set(cfg)
 	s.scriptGuard.init(&s.live.luaLimitMs, s.quit)
 	s.configHooks = append(s.configHooks, func(_, next Config) { s.live.set(next) })
-	go s.runExecutor()
+	if cfg.Workers > 1 { // demonstration mode, see workers.go
+		s.startWorkers(cfg.Workers)
+	} else {
+		go s.runExecutor()
+	}
 	return s
 }
 

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // A sorted set keeps its members twice: a map from member to score for
@@ -29,7 +30,8 @@ import (
 // a set that grows and shrinks (the waiting room's queue) keeps its leaves
 // filled and its depth at log64(n).
 //
-// Not safe for concurrent use: a zset belongs to the executor goroutine.
+// Not safe for concurrent use: a zset belongs to the executor goroutine (in
+// --workers mode each exported method of zset is one locked primitive; see mu).
 
 // zItem is one member of a sorted set and its score.
 type zItem struct {
@@ -461,6 +463,10 @@ func (n *zNode) descend(i int, fn func(zItem) bool) bool {
 type zset struct {
 	tree   ztree
 	scores map[string]float64
+	// mu is nil except in --workers mode, where every exported method below is
+	// one locked primitive (workers.go sets it when the set enters a DB). The
+	// unexported helpers they share take no lock.
+	mu *sync.Mutex
 }
 
 func newZSet() *zset {
@@ -468,10 +474,18 @@ func newZSet() *zset {
 }
 
 // Len is the number of members (ZCARD).
-func (z *zset) Len() int { return len(z.scores) }
+func (z *zset) Len() int {
+	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
+		defer z.hold()()
+	}
+	return len(z.scores)
+}
 
 // Score returns member's score (ZSCORE).
 func (z *zset) Score(member string) (float64, bool) {
+	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
+		defer z.hold()()
+	}
 	s, ok := z.scores[member]
 	return s, ok
 }
@@ -482,6 +496,9 @@ func (z *zset) Score(member string) (float64, bool) {
 // A score of -0 is stored as 0, as Redis's listpack encoding (every set of
 // up to 128 members) does.
 func (z *zset) Add(member string, score float64) (added bool) {
+	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
+		defer z.hold()()
+	}
 	if score == 0 {
 		score = 0
 	}
@@ -504,6 +521,9 @@ func (z *zset) Add(member string, score float64) (added bool) {
 
 // Remove deletes member and reports whether it was there (ZREM).
 func (z *zset) Remove(member string) bool {
+	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
+		defer z.hold()()
+	}
 	s, ok := z.scores[member]
 	if !ok {
 		return false
@@ -516,25 +536,45 @@ func (z *zset) Remove(member string) bool {
 // Rank returns member's 0-based position, counting from the lowest score,
 // or from the highest when reverse is set (ZRANK, ZREVRANK).
 func (z *zset) Rank(member string, reverse bool) (int, bool) {
+	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
+		defer z.hold()()
+	}
 	s, ok := z.scores[member]
 	if !ok {
 		return 0, false
 	}
 	r := z.tree.rank(zItem{s, member})
 	if reverse {
-		r = z.Len() - 1 - r
+		r = len(z.scores) - 1 - r
 	}
 	return r, true
 }
 
 // At returns the member at ascending index i, 0 <= i < Len.
-func (z *zset) At(i int) zItem { return z.tree.at(i) }
+func (z *zset) At(i int) zItem {
+	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
+		defer z.hold()()
+	}
+	return z.tree.at(i)
+}
 
 // Range calls fn for the members at ascending indices [start, end), in
 // ascending order, or in descending order (end-1 first) when reverse is
 // set, until fn returns false. Out-of-range bounds are clipped.
 func (z *zset) Range(start, end int, reverse bool, fn func(zItem) bool) {
-	start, end = max(start, 0), min(end, z.Len())
+	if z.mu != nil { // --workers mode (workers.go): copy under the lock, call fn outside it
+		for _, it := range z.Items(start, end, reverse) {
+			if !fn(it) {
+				return
+			}
+		}
+		return
+	}
+	z.walk(start, end, reverse, fn)
+}
+
+func (z *zset) walk(start, end int, reverse bool, fn func(zItem) bool) {
+	start, end = max(start, 0), min(end, len(z.scores))
 	if start >= end {
 		return
 	}
@@ -556,11 +596,14 @@ func (z *zset) Range(start, end int, reverse bool, fn func(zItem) bool) {
 // Items returns the members at ascending indices [start, end), reversed
 // when reverse is set.
 func (z *zset) Items(start, end int, reverse bool) []zItem {
+	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
+		defer z.hold()()
+	}
 	var out []zItem
-	if n := min(end, z.Len()) - max(start, 0); n > 0 {
+	if n := min(end, len(z.scores)) - max(start, 0); n > 0 {
 		out = make([]zItem, 0, n)
 	}
-	z.Range(start, end, reverse, func(it zItem) bool {
+	z.walk(start, end, reverse, func(it zItem) bool {
 		out = append(out, it)
 		return true
 	})
@@ -571,7 +614,14 @@ func (z *zset) Items(start, end int, reverse bool) []zItem {
 // end) into ascending indices [start, end), as ZRANGE and ZREMRANGEBYRANK
 // read them. With reverse set, ranks count from the highest score.
 func (z *zset) RankSpan(start, stop int, reverse bool) (int, int) {
-	n := z.Len()
+	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
+		defer z.hold()()
+	}
+	return z.rankSpan(start, stop, reverse)
+}
+
+func (z *zset) rankSpan(start, stop int, reverse bool) (int, int) {
+	n := len(z.scores)
 	if start < 0 {
 		start += n
 	}
@@ -606,6 +656,13 @@ func (r scoreRange) aboveMax(s float64) bool {
 // ScoreSpan returns the ascending indices [start, end) of the members whose
 // scores fall in r. An empty range gives start == end.
 func (z *zset) ScoreSpan(r scoreRange) (int, int) {
+	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
+		defer z.hold()()
+	}
+	return z.scoreSpan(r)
+}
+
+func (z *zset) scoreSpan(r scoreRange) (int, int) {
 	start := z.tree.search(func(it zItem) bool { return r.aboveMin(it.score) })
 	end := z.tree.search(func(it zItem) bool { return r.aboveMax(it.score) })
 	return start, max(start, end)
@@ -667,11 +724,18 @@ func compareLexBounds(a, b lexBound) int {
 // the first member not below min while members stay below max, or backward
 // from the last member not above max while members stay above min.
 func (z *zset) LexSpan(r lexRange, reverse bool) (int, int) {
-	n := z.Len()
+	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
+		defer z.hold()()
+	}
+	return z.lexSpan(r, reverse)
+}
+
+func (z *zset) lexSpan(r lexRange, reverse bool) (int, int) {
+	n := len(z.scores)
 	if n == 0 {
 		return 0, 0
 	}
-	first, last := z.At(0), z.At(n-1)
+	first, last := z.tree.at(0), z.tree.at(n-1)
 	if first.score == last.score {
 		start := z.tree.search(func(it zItem) bool { return r.aboveMin(it.member) })
 		end := z.tree.search(func(it zItem) bool { return r.aboveMax(it.member) })
@@ -727,21 +791,34 @@ func (z *zset) LexSpan(r lexRange, reverse bool) (int, int) {
 
 // CountScore counts the members with scores in r (ZCOUNT) in O(log n).
 func (z *zset) CountScore(r scoreRange) int {
-	start, end := z.ScoreSpan(r)
+	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
+		defer z.hold()()
+	}
+	start, end := z.scoreSpan(r)
 	return end - start
 }
 
 // CountLex counts the members in r (ZLEXCOUNT), in O(log n) when the scores are
 // equal.
 func (z *zset) CountLex(r lexRange) int {
-	start, end := z.LexSpan(r, false)
+	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
+		defer z.hold()()
+	}
+	start, end := z.lexSpan(r, false)
 	return end - start
 }
 
 // RemoveSpan removes the members at ascending indices [start, end) and
 // returns how many it removed (ZREMRANGEBY*).
 func (z *zset) RemoveSpan(start, end int) int {
-	start, end = max(start, 0), min(end, z.Len())
+	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
+		defer z.hold()()
+	}
+	return z.removeSpan(start, end)
+}
+
+func (z *zset) removeSpan(start, end int) int {
+	start, end = max(start, 0), min(end, len(z.scores))
 	for i := start; i < end; i++ {
 		it := z.tree.deleteAt(start)
 		delete(z.scores, it.member)
@@ -751,24 +828,36 @@ func (z *zset) RemoveSpan(start, end int) int {
 
 // RemoveRangeByScore removes the members with scores in r.
 func (z *zset) RemoveRangeByScore(r scoreRange) int {
-	return z.RemoveSpan(z.ScoreSpan(r))
+	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
+		defer z.hold()()
+	}
+	return z.removeSpan(z.scoreSpan(r))
 }
 
 // RemoveRangeByLex removes the members in r.
 func (z *zset) RemoveRangeByLex(r lexRange) int {
-	return z.RemoveSpan(z.LexSpan(r, false))
+	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
+		defer z.hold()()
+	}
+	return z.removeSpan(z.lexSpan(r, false))
 }
 
 // RemoveRangeByRank removes the members ranked start..stop (inclusive,
 // negative from the end).
 func (z *zset) RemoveRangeByRank(start, stop int) int {
-	return z.RemoveSpan(z.RankSpan(start, stop, false))
+	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
+		defer z.hold()()
+	}
+	return z.removeSpan(z.rankSpan(start, stop, false))
 }
 
 // PopMin removes and returns up to n members with the lowest scores, lowest
 // first (ZPOPMIN).
 func (z *zset) PopMin(n int) []zItem {
-	n = min(n, z.Len())
+	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
+		defer z.hold()()
+	}
+	n = min(n, len(z.scores))
 	if n <= 0 {
 		return nil
 	}
@@ -783,7 +872,10 @@ func (z *zset) PopMin(n int) []zItem {
 // PopMax removes and returns up to n members with the highest scores,
 // highest first (ZPOPMAX).
 func (z *zset) PopMax(n int) []zItem {
-	n = min(n, z.Len())
+	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
+		defer z.hold()()
+	}
+	n = min(n, len(z.scores))
 	if n <= 0 {
 		return nil
 	}
