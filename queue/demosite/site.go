@@ -23,6 +23,9 @@ type Config struct {
 	// each call tries them in order until one answers.
 	QueueURLs []string
 	Queue     string
+	// RoomURL is the waiting room page as visitors reach it (default: the
+	// first queue URL + "/q/" + Queue).
+	RoomURL string
 	// Secret signs the session cookie (>= 32 bytes, the same on every replica
 	// of the site); empty: a random one, fine for a single process.
 	Secret []byte
@@ -51,7 +54,10 @@ func New(cfg Config) (*Site, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	g, err := gate.New(gate.Config{QueueURLs: cfg.QueueURLs, Queue: cfg.Queue, Prefix: "/checkout",
+	if cfg.RoomURL == "" {
+		cfg.RoomURL = strings.TrimRight(cfg.QueueURLs[0], "/") + "/q/" + cfg.Queue
+	}
+	g, err := gate.New(gate.Config{QueueURLs: cfg.QueueURLs, Queue: cfg.Queue, Prefix: "/checkout", RoomURL: cfg.RoomURL,
 		Secret: cfg.Secret, Client: cfg.Client, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
@@ -67,9 +73,7 @@ func New(cfg Config) (*Site, error) {
 func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
 // roomURL is the waiting room page on the first instance.
-func (s *Site) roomURL() string {
-	return strings.TrimRight(s.cfg.QueueURLs[0], "/") + "/q/" + s.cfg.Queue
-}
+func (s *Site) roomURL() string { return s.cfg.RoomURL }
 
 type pageData struct {
 	State, Title, Message, Expires, Room string
