@@ -284,3 +284,26 @@ func withoutPass(u *url.URL) string {
 	}
 	return out.String()
 }
+
+// Sidecar is the gate as a service of its own, for a site behind a reverse
+// proxy that asks it before serving (nginx auth_request; examples/nginx):
+//
+//	GET  /_waitroom/auth     204 with a valid session, 401 otherwise (AuthHandler)
+//	POST /_waitroom/release  gives the place back, then redirects to afterRelease
+//	anything else            the requests the proxy sent here because auth
+//	                         failed: with ?pass= the visitor enters and is sent
+//	                         back to the same URL with the cookie; without, to
+//	                         the waiting room
+func (g *Gate) Sidecar(afterRelease string) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /_waitroom/auth", g.AuthHandler())
+	mux.Handle("POST /_waitroom/release", g.ReleaseHandler(afterRelease))
+	everything := *g
+	everything.cfg.Prefix = "/"
+	mux.Handle("/", everything.Protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// a valid session that the proxy did not see (it asked before the
+		// cookie was set): send the visitor back to where they were going
+		http.Redirect(w, r, r.URL.RequestURI(), http.StatusSeeOther)
+	})))
+	return mux
+}

@@ -1,7 +1,6 @@
 package gate
 
 import (
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,67 +12,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"waitroom/queue/gate/gatetest"
 )
-
-// fakeQueue plays the queue service's site-facing routes: passes are
-// single-use, sessions end at their deadline unless heartbeated.
-type fakeQueue struct {
-	mu         sync.Mutex
-	now        func() time.Time
-	passes     map[string]string    // pass -> session token
-	used       map[string]bool      // pass -> used
-	sessions   map[string]time.Time // token -> deadline
-	heartbeats int
-	released   []string
-}
-
-func newFakeQueue(now func() time.Time) *fakeQueue {
-	return &fakeQueue{now: now, passes: map[string]string{"good": "tok-1", "other": "tok-2"},
-		used: map[string]bool{}, sessions: map[string]time.Time{}}
-}
-
-func (f *fakeQueue) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if r.Method != http.MethodPost || r.Header.Get("Content-Type") != "application/json" {
-		w.WriteHeader(http.StatusBadRequest)
-		return
-	}
-	token := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
-	switch strings.TrimPrefix(r.URL.Path, "/v1/queues/shop") {
-	case "/enter":
-		var body struct{ Pass string }
-		json.NewDecoder(r.Body).Decode(&body)
-		tok, ok := f.passes[body.Pass]
-		switch {
-		case !ok:
-			w.WriteHeader(http.StatusUnauthorized)
-		case f.used[body.Pass]:
-			w.WriteHeader(http.StatusConflict)
-		default:
-			f.used[body.Pass] = true
-			exp := f.now().Add(time.Minute)
-			f.sessions[tok] = exp
-			json.NewEncoder(w).Encode(map[string]string{"state": "entered", "ticket": tok, "expires_at": exp.UTC().Format(time.RFC3339Nano)})
-		}
-	case "/heartbeat":
-		f.heartbeats++
-		exp, ok := f.sessions[token]
-		if !ok || !f.now().Before(exp) {
-			w.WriteHeader(http.StatusGone)
-			return
-		}
-		exp = f.now().Add(time.Minute)
-		f.sessions[token] = exp
-		json.NewEncoder(w).Encode(map[string]string{"state": "admitted", "expires_at": exp.UTC().Format(time.RFC3339Nano)})
-	case "/release":
-		f.released = append(f.released, token)
-		delete(f.sessions, token)
-		json.NewEncoder(w).Encode(map[string]bool{"released": true})
-	default:
-		w.WriteHeader(http.StatusNotFound)
-	}
-}
 
 type clock struct {
 	mu sync.Mutex
@@ -89,7 +30,7 @@ func (c *clock) add(d time.Duration) {
 
 type fixture struct {
 	clk   *clock
-	queue *fakeQueue
+	queue *gatetest.Queue
 	gate  *Gate
 	site  http.Handler
 }
@@ -98,7 +39,7 @@ var secret = []byte("0123456789abcdef0123456789abcdef")
 
 func newFixture(t *testing.T, urls ...string) *fixture {
 	clk := &clock{t: time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)}
-	q := newFakeQueue(clk.now)
+	q := gatetest.NewQueue("shop", clk.now)
 	srv := httptest.NewServer(q)
 	t.Cleanup(srv.Close)
 	g, err := New(Config{QueueURLs: append(urls, srv.URL), Queue: "shop", Prefix: "/checkout/",
@@ -190,21 +131,19 @@ func TestHeartbeatExtendsAndEndedSessionLeaves(t *testing.T) {
 	c := sessionCookie(t, f.do("GET", "/checkout/?pass=good"))
 	f.clk.add(5 * time.Second)
 	require.Equal(t, http.StatusOK, f.do("GET", "/checkout/", c).Code)
-	assert.Equal(t, 0, f.queue.heartbeats, "no heartbeat before HeartbeatEvery")
+	assert.Equal(t, 0, f.queue.Heartbeats(), "no heartbeat before HeartbeatEvery")
 
 	f.clk.add(50 * time.Second) // 55 s in: a heartbeat is due, the session (1 min) is alive
 	rec := f.do("GET", "/checkout/", c)
 	require.Equal(t, http.StatusOK, rec.Code)
-	assert.Equal(t, 1, f.queue.heartbeats)
+	assert.Equal(t, 1, f.queue.Heartbeats())
 	c2 := sessionCookie(t, rec)
 	f.clk.add(30 * time.Second) // past the first deadline, within the extended one
 	assert.Equal(t, http.StatusOK, f.do("GET", "/checkout/", c2).Code)
 	assert.Equal(t, http.StatusSeeOther, f.do("GET", "/checkout/", c).Code, "the old cookie's deadline has passed")
 
 	// the queue ends the session (e.g. its maximum length): the next heartbeat sends the visitor out
-	f.queue.mu.Lock()
-	f.queue.sessions["tok-1"] = f.clk.now()
-	f.queue.mu.Unlock()
+	f.queue.End("tok-1")
 	f.clk.add(11 * time.Second)
 	rec = f.do("GET", "/checkout/", c2)
 	assert.Equal(t, http.StatusSeeOther, rec.Code)
@@ -218,7 +157,7 @@ func TestReleaseGivesThePlaceBack(t *testing.T) {
 	assert.Equal(t, http.StatusSeeOther, rec.Code)
 	assert.Equal(t, "/bye", rec.Header().Get("Location"))
 	assert.Equal(t, -1, sessionCookie(t, rec).MaxAge)
-	assert.Equal(t, []string{"tok-1"}, f.queue.released)
+	assert.Equal(t, []string{"tok-1"}, f.queue.Released())
 }
 
 func TestAuthHandlerForNginx(t *testing.T) {
