@@ -200,6 +200,14 @@ func TestCovers(t *testing.T) {
 	assert.False(t, g.covers("/shopping"))
 }
 
+// TestCookieVector pins the cookie format; examples/node/gate.test.mjs checks
+// the Node gate against the same value, so both can serve one site.
+func TestCookieVector(t *testing.T) {
+	c := cookieCodec{secret: []byte(strings.Repeat("s", 32))}
+	v := cookieValue{token: "tok-1", expires: time.UnixMilli(1796212800000), heartbeat: time.UnixMilli(1796209200000)}
+	assert.Equal(t, "dG9rLTE.1796212800000.1796209200000.54CxQq0-Ra1QW49o24vRr_X7v7bBf4S132X-uCaYWGY", c.encode(v))
+}
+
 func FuzzCookieDecode(f *testing.F) {
 	c := cookieCodec{secret: secret}
 	f.Add(c.encode(cookieValue{token: "t", expires: time.UnixMilli(5), heartbeat: time.UnixMilli(1)}))
