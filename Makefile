@@ -15,6 +15,7 @@ run: build ## start MyRedis, three queue instances (8081-8083) and the demo targ
 test: ## run every test (differential tests need redis-server; .ci/run installs it)
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 20m ./...
+	@if command -v node >/dev/null; then node --test examples/node/; else echo "node not installed: skipping examples/node"; fi
 
 compat: build ## compare MyRedis and real Redis with redis-benchmark
 	bash scripts/compare-redis.sh

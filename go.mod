@@ -11,6 +11,7 @@ require (
 	github.com/tidwall/redcon v1.6.4
 	github.com/yuin/gopher-lua v1.1.2
 	gonum.org/v1/plot v0.17.0
+	gopkg.in/yaml.v3 v3.0.1
 	pgregory.net/rapid v1.3.0
 )
 

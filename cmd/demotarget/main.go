@@ -33,6 +33,8 @@ func main() {
 	name := fs.String("queue", "demo", "the queue that guards this site")
 	crowd := fs.Int("crowd", 0, "simulated visitors that keep the queue busy")
 	hold := fs.Duration("crowd-hold", 10*time.Second, "mean time a simulated visitor stays once in")
+	room := fs.String("room-url", "", "the waiting room page as visitors reach it (default: the first queue URL + /q/QUEUE)")
+	secret := fs.String("cookie-secret", "", "key that signs the session cookie, >= 32 bytes, the same on every replica (default: random per process)")
 	if err := envflag.Parse(fs, "DEMOTARGET", os.Args[1:], nil); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return
@@ -42,7 +44,11 @@ func main() {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("component", "demotarget")
 	queueURLs := strings.Split(*urls, ",")
-	site, err := demosite.New(demosite.Config{QueueURLs: queueURLs, Queue: *name, Logger: log})
+	if *secret != "" && len(*secret) < 32 {
+		fmt.Fprintln(os.Stderr, "demotarget: --cookie-secret needs at least 32 bytes")
+		os.Exit(2)
+	}
+	site, err := demosite.New(demosite.Config{QueueURLs: queueURLs, Queue: *name, RoomURL: *room, Secret: []byte(*secret), Logger: log})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "demotarget:", err)
 		os.Exit(2)

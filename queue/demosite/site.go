@@ -1,21 +1,20 @@
-// Package demosite is a tiny protected site for demonstrations and tests: it
-// lets in whoever brings a valid pass from the waiting room, by calling the
-// queue service's /enter, and gives the place back with /release when the
-// visitor is done. A real site does the same two calls.
+// Package demosite is a tiny protected site for demonstrations and tests: its
+// /checkout sits behind the waiting room through package gate, which lets in
+// whoever brings a valid pass (the queue's /enter), keeps the session in a
+// signed cookie and gives the place back (/release) when the visitor is done.
+// A real site mounts the same gate.
 package demosite
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
+	"crypto/rand"
 	"errors"
-	"fmt"
 	"html/template"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
-	"time"
+
+	"waitroom/queue/gate"
 )
 
 // Config configures a Site.
@@ -24,14 +23,21 @@ type Config struct {
 	// each call tries them in order until one answers.
 	QueueURLs []string
 	Queue     string
-	Client    *http.Client // default: 5 s timeout
-	Logger    *slog.Logger
+	// RoomURL is the waiting room page as visitors reach it (default: the
+	// first queue URL + "/q/" + Queue).
+	RoomURL string
+	// Secret signs the session cookie (>= 32 bytes, the same on every replica
+	// of the site); empty: a random one, fine for a single process.
+	Secret []byte
+	Client *http.Client // default: 5 s timeout
+	Logger *slog.Logger
 }
 
-// Site is the protected site's handler.
+// Site is the protected site's handler: /checkout sits behind a gate.
 type Site struct {
-	cfg Config
-	mux *http.ServeMux
+	cfg  Config
+	gate *gate.Gate
+	mux  *http.ServeMux
 }
 
 // New returns the site.
@@ -39,61 +45,38 @@ func New(cfg Config) (*Site, error) {
 	if len(cfg.QueueURLs) == 0 || cfg.Queue == "" {
 		return nil, errors.New("demosite: need queue URLs and a queue name")
 	}
-	for i, u := range cfg.QueueURLs {
-		cfg.QueueURLs[i] = strings.TrimRight(u, "/")
-	}
-	if cfg.Client == nil {
-		cfg.Client = &http.Client{Timeout: 5 * time.Second}
+	if len(cfg.Secret) == 0 {
+		cfg.Secret = make([]byte, 32)
+		if _, err := rand.Read(cfg.Secret); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Site{cfg: cfg, mux: http.NewServeMux()}
+	if cfg.RoomURL == "" {
+		cfg.RoomURL = strings.TrimRight(cfg.QueueURLs[0], "/") + "/q/" + cfg.Queue
+	}
+	g, err := gate.New(gate.Config{QueueURLs: cfg.QueueURLs, Queue: cfg.Queue, Prefix: "/checkout", RoomURL: cfg.RoomURL,
+		Secret: cfg.Secret, Client: cfg.Client, Logger: cfg.Logger})
+	if err != nil {
+		return nil, err
+	}
+	s := &Site{cfg: cfg, gate: g, mux: http.NewServeMux()}
 	s.mux.HandleFunc("GET /{$}", s.home)
-	s.mux.HandleFunc("GET /checkout", s.checkout)
-	s.mux.HandleFunc("POST /checkout/done", s.done)
+	s.mux.Handle("GET /checkout", g.Protect(http.HandlerFunc(s.checkout)))
+	s.mux.Handle("POST /checkout/done", g.ReleaseHandler("/left"))
+	s.mux.HandleFunc("GET /left", s.left)
 	return s, nil
 }
 
 func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
 // roomURL is the waiting room page on the first instance.
-func (s *Site) roomURL() string { return s.cfg.QueueURLs[0] + "/q/" + s.cfg.Queue }
-
-// call POSTs body to path on the first queue instance that answers, with the
-// bearer token when given. It returns the status and the decoded JSON body.
-func (s *Site) call(ctx context.Context, path, token string, body any) (int, map[string]any, error) {
-	data, _ := json.Marshal(body)
-	var lastErr error
-	for _, base := range s.cfg.QueueURLs {
-		req, err := http.NewRequestWithContext(ctx, "POST", base+"/v1/queues/"+s.cfg.Queue+path, bytes.NewReader(data))
-		if err != nil {
-			return 0, nil, err
-		}
-		req.Header.Set("Content-Type", "application/json")
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		res, err := s.cfg.Client.Do(req)
-		if err != nil {
-			lastErr = err
-			continue // try the next instance
-		}
-		raw, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
-		res.Body.Close()
-		if res.StatusCode == http.StatusServiceUnavailable {
-			lastErr = fmt.Errorf("%s: 503", base)
-			continue
-		}
-		out := map[string]any{}
-		json.Unmarshal(raw, &out)
-		return res.StatusCode, out, nil
-	}
-	return 0, nil, lastErr
-}
+func (s *Site) roomURL() string { return s.cfg.RoomURL }
 
 type pageData struct {
-	State, Title, Message, Ticket, Expires, Room string
+	State, Title, Message, Expires, Room string
 }
 
 func (s *Site) render(w http.ResponseWriter, status int, d pageData) {
@@ -114,55 +97,16 @@ func (s *Site) home(w http.ResponseWriter, r *http.Request) {
 		Message: "Checkout is protected by a waiting room. Get in line to continue."})
 }
 
-// checkout lets in the holder of a valid pass. Without a pass the visitor is
-// sent to the waiting room, as a real protected site would.
+// checkout is the protected page: the gate has let the visitor in.
 func (s *Site) checkout(w http.ResponseWriter, r *http.Request) {
-	pass := r.URL.Query().Get("pass")
-	if pass == "" {
-		http.Redirect(w, r, s.roomURL(), http.StatusSeeOther)
-		return
-	}
-	code, body, err := s.call(r.Context(), "/enter", "", map[string]string{"pass": pass})
-	if err != nil {
-		s.cfg.Logger.Warn("enter failed", "err", err)
-		s.render(w, http.StatusBadGateway, pageData{State: "unavailable", Title: "Waiting room unavailable",
-			Message: "We could not check your pass. Reload the page in a moment."})
-		return
-	}
-	switch code {
-	case http.StatusOK:
-		ticket, _ := body["ticket"].(string)
-		exp, _ := body["expires_at"].(string)
-		if t, err := time.Parse(time.RFC3339, exp); err == nil {
-			exp = t.Local().Format("15:04:05")
-		}
-		s.cfg.Logger.Info("visitor entered", "expires_at", exp)
-		s.render(w, http.StatusOK, pageData{State: "entered", Title: "You're in",
-			Message: "Welcome to checkout. Your place is held until " + exp + ".", Ticket: ticket, Expires: exp})
-	case http.StatusConflict:
-		s.render(w, http.StatusConflict, pageData{State: "used", Title: "Pass already used",
-			Message: "This pass has been used. Each pass lets one visitor in once."})
-	case http.StatusGone:
-		s.render(w, http.StatusGone, pageData{State: "expired", Title: "Pass expired",
-			Message: "Your session ended before you arrived. Please get in line again."})
-	default:
-		s.render(w, http.StatusForbidden, pageData{State: "invalid", Title: "Invalid pass",
-			Message: "This pass is not valid here."})
-	}
+	sess, _ := gate.FromContext(r.Context())
+	exp := sess.ExpiresAt.Local().Format("15:04:05")
+	s.render(w, http.StatusOK, pageData{State: "entered", Title: "You're in",
+		Message: "Welcome to checkout. Your place is held until " + exp + " while you stay active.", Expires: exp})
 }
 
-// done gives the visitor's place back to the queue.
-func (s *Site) done(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, 4<<10)
-	ticket := r.PostFormValue("ticket")
-	if ticket == "" {
-		http.Redirect(w, r, "/", http.StatusSeeOther)
-		return
-	}
-	code, _, err := s.call(r.Context(), "/release", ticket, struct{}{})
-	if err != nil || code != http.StatusOK {
-		s.cfg.Logger.Warn("release failed", "status", code, "err", err)
-	}
+// left thanks a visitor whose place went back to the queue.
+func (s *Site) left(w http.ResponseWriter, r *http.Request) {
 	s.render(w, http.StatusOK, pageData{State: "left", Title: "Thanks for visiting",
 		Message: "Your place went to the next person in line."})
 }
@@ -186,7 +130,7 @@ font:inherit;font-weight:600;text-align:center;text-decoration:none;cursor:point
 <p class="tag">Demo shop · checkout</p>
 <h1>{{.Title}}</h1>
 <p>{{.Message}}</p>
-{{if eq .State "entered"}}<form method="post" action="/checkout/done"><input type="hidden" name="ticket" value="{{.Ticket}}">
+{{if eq .State "entered"}}<form method="post" action="/checkout/done">
 <button type="submit">Finish and leave</button></form>
 {{else}}<a class="button" href="{{.Room}}">Go to the waiting room</a>{{end}}
 </main></body></html>
