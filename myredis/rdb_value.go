@@ -437,7 +437,6 @@ func lpEntry(p []byte) ([]byte, int, error) {
 	return nil, 0, errRDB
 }
 
-
 // ---- ziplist (files of Redis before 7.0) ----
 
 func decodeZiplist(zl []byte) ([][]byte, error) {
