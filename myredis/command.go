@@ -159,6 +159,7 @@ var commandGroups = []func() []*command{
 	commandsTransaction,
 	commandsScripting,
 	commandsPersistence,
+	commandsDump,
 }
 
 // errUnknownCommand is Redis's reply to a command name it does not know. Like

@@ -118,3 +118,14 @@ const (
 	msgExecAbortBecause = "EXECABORT Transaction discarded because of: "
 	msgConfigSetFailed  = "ERR CONFIG SET failed (possibly related to argument '%s') - %s"
 )
+
+// DUMP and RESTORE (cmd_dump.go).
+const (
+	msgBusyKey         = "BUSYKEY Target key name already exists."
+	msgInvalidTTL      = "ERR Invalid TTL value, must be >= 0"
+	msgInvalidIdletime = "ERR Invalid IDLETIME value, must be >= 0"
+	msgInvalidFreq     = "ERR Invalid FREQ value, must be >= 0 and <= 255"
+	msgDumpPayload     = "ERR DUMP payload version or checksum are wrong"
+	msgBadDataFormat   = "ERR Bad data format"
+	msgDumpUnsupported = "ERR this value type cannot be serialized yet"
+)

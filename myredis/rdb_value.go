@@ -1,0 +1,543 @@
+package myredis
+
+import (
+	"encoding/binary"
+	"math"
+	"strconv"
+)
+
+// Values in RDB form: what DUMP writes and RESTORE and the file loader read.
+// MyRedis writes the plain encodings (a string, a hash as field/value
+// strings, a sorted set with binary scores, a list as quicklist nodes of
+// listpacks), which every Redis since 2.x reads and converts to its compact
+// forms itself; it reads every encoding Redis 7.0 writes, plus the ziplist
+// and intset forms of older files.
+
+// rdbEncoder is a value type that can write itself: it appends its
+// serialisation to w and returns its RDB type byte.
+type rdbEncoder interface {
+	appendRDB(w *rdbWriter) byte
+}
+
+// appendRDBValue writes v's type byte and serialisation.
+func appendRDBValue(w *rdbWriter, v any) bool {
+	switch v := v.(type) {
+	case []byte:
+		w.byte1(rdbTypeString)
+		w.str(v)
+		return true
+	case rdbEncoder:
+		at := len(w.b)
+		w.byte1(0) // the type, known once written
+		w.b[at] = v.appendRDB(w)
+		return true
+	}
+	return false
+}
+
+func (h *hashValue) appendRDB(w *rdbWriter) byte {
+	w.length(uint64(h.Len()))
+	h.Range(func(field string, val []byte) bool {
+		w.str([]byte(field))
+		w.str(val)
+		return true
+	})
+	return rdbTypeHash
+}
+
+func (z *zset) appendRDB(w *rdbWriter) byte {
+	w.length(uint64(z.Len()))
+	z.Range(0, z.Len(), true, func(it zItem) bool { // from the top, as Redis (loads faster)
+		w.str([]byte(it.member))
+		w.binaryDouble(it.score)
+		return true
+	})
+	return rdbTypeZSet2
+}
+
+// Loaders of the types that live in their own files register here: a list
+// from its elements in order, a set from its members.
+var (
+	rdbNewList func(elems [][]byte) any
+	rdbNewSet  func(members [][]byte) any
+)
+
+// readRDBValue reads a value of type typ.
+func readRDBValue(r *rdbReader, typ byte) (any, error) {
+	switch typ {
+	case rdbTypeString:
+		return r.str()
+	case rdbTypeHash:
+		return readPlainHash(r)
+	case rdbTypeHashListpack, rdbTypeHashZiplist:
+		return readPackedHash(r, typ)
+	case rdbTypeZSet, rdbTypeZSet2:
+		return readPlainZSet(r, typ)
+	case rdbTypeZSetListpack, rdbTypeZSetZiplist:
+		return readPackedZSet(r, typ)
+	case rdbTypeList, rdbTypeListZiplist, rdbTypeListQuicklist, rdbTypeListQuick2:
+		elems, err := readListElems(r, typ)
+		if err != nil || rdbNewList == nil || len(elems) == 0 {
+			return nil, errRDB
+		}
+		return rdbNewList(elems), nil
+	case rdbTypeSet, rdbTypeSetIntset:
+		members, err := readSetMembers(r, typ)
+		if err != nil || rdbNewSet == nil || len(members) == 0 {
+			return nil, errRDB
+		}
+		return rdbNewSet(members), nil
+	}
+	return nil, errRDB // modules, streams (not yet), zipmaps
+}
+
+func readPlainHash(r *rdbReader) (any, error) {
+	n, err := r.count()
+	if err != nil || n == 0 {
+		return nil, errRDB
+	}
+	h := newHash()
+	for range n {
+		f, err := r.str()
+		if err != nil {
+			return nil, err
+		}
+		v, err := r.str()
+		if err != nil {
+			return nil, err
+		}
+		if !h.set(f, v) {
+			return nil, errRDB // duplicate field
+		}
+	}
+	return h, nil
+}
+
+func readPackedHash(r *rdbReader, typ byte) (any, error) {
+	elems, err := readPacked(r, typ == rdbTypeHashZiplist)
+	if err != nil || len(elems) == 0 || len(elems)%2 != 0 {
+		return nil, errRDB
+	}
+	h := newHash()
+	for i := 0; i < len(elems); i += 2 {
+		if !h.set(elems[i], elems[i+1]) {
+			return nil, errRDB
+		}
+	}
+	return h, nil
+}
+
+func readPlainZSet(r *rdbReader, typ byte) (any, error) {
+	n, err := r.count()
+	if err != nil || n == 0 {
+		return nil, errRDB
+	}
+	z := newZSet()
+	for range n {
+		m, err := r.str()
+		if err != nil {
+			return nil, err
+		}
+		var score float64
+		if typ == rdbTypeZSet2 {
+			score, err = r.binaryDouble()
+		} else {
+			score, err = r.stringDouble()
+		}
+		if err != nil || math.IsNaN(score) {
+			return nil, errRDB
+		}
+		if !z.Add(string(m), score) {
+			return nil, errRDB // duplicate member
+		}
+	}
+	return z, nil
+}
+
+func readPackedZSet(r *rdbReader, typ byte) (any, error) {
+	elems, err := readPacked(r, typ == rdbTypeZSetZiplist)
+	if err != nil || len(elems) == 0 || len(elems)%2 != 0 {
+		return nil, errRDB
+	}
+	z := newZSet()
+	for i := 0; i < len(elems); i += 2 {
+		score, err := strconv.ParseFloat(string(elems[i+1]), 64)
+		if err != nil || math.IsNaN(score) || !z.Add(string(elems[i]), score) {
+			return nil, errRDB
+		}
+	}
+	return z, nil
+}
+
+func readListElems(r *rdbReader, typ byte) ([][]byte, error) {
+	switch typ {
+	case rdbTypeList:
+		n, err := r.count()
+		if err != nil {
+			return nil, err
+		}
+		elems := make([][]byte, 0, min(n, rdbMaxAlloc))
+		for range n {
+			e, err := r.str()
+			if err != nil {
+				return nil, err
+			}
+			elems = append(elems, e)
+		}
+		return elems, nil
+	case rdbTypeListZiplist:
+		return readPacked(r, true)
+	}
+	nodes, err := r.count()
+	if err != nil || nodes == 0 {
+		return nil, errRDB
+	}
+	var elems [][]byte
+	for range nodes {
+		container := uint64(quicklistPacked)
+		if typ == rdbTypeListQuick2 {
+			if container, _, err = r.length(); err != nil {
+				return nil, err
+			}
+		}
+		switch container {
+		case quicklistPlain:
+			e, err := r.str()
+			if err != nil {
+				return nil, err
+			}
+			elems = append(elems, e)
+		case quicklistPacked:
+			node, err := readPacked(r, typ == rdbTypeListQuicklist)
+			if err != nil || len(node) == 0 {
+				return nil, errRDB
+			}
+			elems = append(elems, node...)
+		default:
+			return nil, errRDB
+		}
+	}
+	return elems, nil
+}
+
+func readSetMembers(r *rdbReader, typ byte) ([][]byte, error) {
+	if typ == rdbTypeSetIntset {
+		blob, err := r.str()
+		if err != nil {
+			return nil, err
+		}
+		return decodeIntset(blob)
+	}
+	n, err := r.count()
+	if err != nil {
+		return nil, err
+	}
+	members := make([][]byte, 0, min(n, rdbMaxAlloc))
+	for range n {
+		m, err := r.str()
+		if err != nil {
+			return nil, err
+		}
+		members = append(members, m)
+	}
+	return members, nil
+}
+
+// readPacked reads a listpack (or a ziplist) stored as one RDB string and
+// returns its entries.
+func readPacked(r *rdbReader, ziplist bool) ([][]byte, error) {
+	blob, err := r.str()
+	if err != nil {
+		return nil, err
+	}
+	if ziplist {
+		return decodeZiplist(blob)
+	}
+	return decodeListpack(blob)
+}
+
+// ---- listpack ----
+
+// appendListpack encodes entries as a listpack, integers in their integer
+// encodings as Redis's lpAppend does.
+func appendListpack(b []byte, entries [][]byte) []byte {
+	start := len(b)
+	b = append(b, 0, 0, 0, 0, 0, 0) // total bytes, count
+	for _, e := range entries {
+		at := len(b)
+		if v, ok := parseRedisInt(e); ok {
+			b = appendLPInt(b, v)
+		} else {
+			b = appendLPString(b, e)
+		}
+		b = appendLPBacklen(b, uint64(len(b)-at))
+	}
+	b = append(b, 0xff)
+	binary.LittleEndian.PutUint32(b[start:], uint32(len(b)-start))
+	binary.LittleEndian.PutUint16(b[start+4:], uint16(min(len(entries), math.MaxUint16)))
+	return b
+}
+
+func appendLPInt(b []byte, v int64) []byte {
+	switch {
+	case v >= 0 && v <= 127:
+		return append(b, byte(v))
+	case v >= -4096 && v <= 4095:
+		u := uint64(v) & (1<<13 - 1)
+		return append(b, byte(u>>8)|0xc0, byte(u))
+	case v >= math.MinInt16 && v <= math.MaxInt16:
+		return binary.LittleEndian.AppendUint16(append(b, 0xf1), uint16(v))
+	case v >= -1<<23 && v < 1<<23:
+		u := uint32(v)
+		return append(b, 0xf2, byte(u), byte(u>>8), byte(u>>16))
+	case v >= math.MinInt32 && v <= math.MaxInt32:
+		return binary.LittleEndian.AppendUint32(append(b, 0xf3), uint32(v))
+	}
+	return binary.LittleEndian.AppendUint64(append(b, 0xf4), uint64(v))
+}
+
+func appendLPString(b, s []byte) []byte {
+	switch n := len(s); {
+	case n < 64:
+		b = append(b, 0x80|byte(n))
+	case n < 4096:
+		b = append(b, 0xe0|byte(n>>8), byte(n))
+	default:
+		b = binary.LittleEndian.AppendUint32(append(b, 0xf0), uint32(n))
+	}
+	return append(b, s...)
+}
+
+// appendLPBacklen writes an entry's length so it can be read right to left.
+func appendLPBacklen(b []byte, l uint64) []byte {
+	var tmp [5]byte
+	n := lpBacklenSize(l)
+	for i := n - 1; i >= 0; i-- {
+		tmp[i] = byte(l & 127)
+		if i != 0 {
+			tmp[i] |= 128
+		}
+		l >>= 7
+	}
+	// the first byte written holds the highest bits, without the flag
+	return append(b, tmp[:n]...)
+}
+
+// decodeListpack returns a listpack's entries (integers as decimal strings),
+// checking every length against the blob.
+func decodeListpack(lp []byte) ([][]byte, error) {
+	if len(lp) < 7 || int(binary.LittleEndian.Uint32(lp)) != len(lp) || lp[len(lp)-1] != 0xff {
+		return nil, errRDB
+	}
+	count := int(binary.LittleEndian.Uint16(lp[4:]))
+	entries := make([][]byte, 0, min(count, len(lp)))
+	p := 6
+	for lp[p] != 0xff {
+		e, size, err := lpEntry(lp[p : len(lp)-1])
+		if err != nil {
+			return nil, err
+		}
+		bl := lpBacklenSize(uint64(size))
+		if p+size+bl > len(lp)-1 || !lpBacklenOK(lp[p+size:p+size+bl], uint64(size)) {
+			return nil, errRDB
+		}
+		entries = append(entries, e)
+		p += size + bl
+	}
+	if count != math.MaxUint16 && count != len(entries) {
+		return nil, errRDB
+	}
+	return entries, nil
+}
+
+func lpBacklenSize(l uint64) int {
+	switch {
+	case l <= 127:
+		return 1
+	case l < 16383:
+		return 2
+	case l < 2097151:
+		return 3
+	case l < 268435455:
+		return 4
+	}
+	return 5
+}
+
+func lpBacklenOK(b []byte, l uint64) bool {
+	var v uint64
+	for _, c := range b {
+		v = v<<7 | uint64(c&127)
+	}
+	return v == l
+}
+
+// lpEntry decodes the entry at the start of p: its value and its size
+// without the backlen.
+func lpEntry(p []byte) ([]byte, int, error) {
+	c := p[0]
+	need := func(n int) error {
+		if n > len(p) {
+			return errRDB
+		}
+		return nil
+	}
+	le := func(b []byte) uint64 {
+		var v uint64
+		for i := len(b) - 1; i >= 0; i-- {
+			v = v<<8 | uint64(b[i])
+		}
+		return v
+	}
+	signed := func(u uint64, bits uint) []byte {
+		v := int64(u<<(64-bits)) >> (64 - bits)
+		return strconv.AppendInt(nil, v, 10)
+	}
+	switch {
+	case c&0x80 == 0:
+		return strconv.AppendInt(nil, int64(c), 10), 1, nil
+	case c&0xc0 == 0x80:
+		n := int(c & 0x3f)
+		if err := need(1 + n); err != nil {
+			return nil, 0, err
+		}
+		return append([]byte(nil), p[1:1+n]...), 1 + n, nil
+	case c&0xe0 == 0xc0:
+		if err := need(2); err != nil {
+			return nil, 0, err
+		}
+		return signed(uint64(c&0x1f)<<8|uint64(p[1]), 13), 2, nil
+	case c&0xf0 == 0xe0:
+		if err := need(2); err != nil {
+			return nil, 0, err
+		}
+		n := int(c&0x0f)<<8 | int(p[1])
+		if err := need(2 + n); err != nil {
+			return nil, 0, err
+		}
+		return append([]byte(nil), p[2:2+n]...), 2 + n, nil
+	}
+	switch c {
+	case 0xf0:
+		if err := need(5); err != nil {
+			return nil, 0, err
+		}
+		n := int(binary.LittleEndian.Uint32(p[1:]))
+		if n < 0 || need(5+n) != nil {
+			return nil, 0, errRDB
+		}
+		return append([]byte(nil), p[5:5+n]...), 5 + n, nil
+	case 0xf1, 0xf2, 0xf3, 0xf4:
+		width := map[byte]int{0xf1: 2, 0xf2: 3, 0xf3: 4, 0xf4: 8}[c]
+		if err := need(1 + width); err != nil {
+			return nil, 0, err
+		}
+		return signed(le(p[1:1+width]), uint(width*8)), 1 + width, nil
+	}
+	return nil, 0, errRDB
+}
+
+// ---- ziplist (files of Redis before 7.0) ----
+
+func decodeZiplist(zl []byte) ([][]byte, error) {
+	if len(zl) < 11 || int(binary.LittleEndian.Uint32(zl)) != len(zl) || zl[len(zl)-1] != 0xff {
+		return nil, errRDB
+	}
+	var entries [][]byte
+	p := 10
+	for p < len(zl) && zl[p] != 0xff {
+		if zl[p] == 0xfe { // prevlen: 1 byte, or 0xfe and 4 bytes
+			p += 5
+		} else {
+			p++
+		}
+		if p >= len(zl)-1 {
+			return nil, errRDB
+		}
+		e, size, err := zipEntry(zl[p : len(zl)-1])
+		if err != nil {
+			return nil, err
+		}
+		entries = append(entries, e)
+		p += size
+	}
+	return entries, nil
+}
+
+func zipEntry(p []byte) ([]byte, int, error) {
+	c := p[0]
+	str := func(hdr, n int) ([]byte, int, error) {
+		if n < 0 || hdr+n > len(p) {
+			return nil, 0, errRDB
+		}
+		return append([]byte(nil), p[hdr:hdr+n]...), hdr + n, nil
+	}
+	integer := func(width int) ([]byte, int, error) {
+		if 1+width > len(p) {
+			return nil, 0, errRDB
+		}
+		var u uint64
+		for i := width; i >= 1; i-- {
+			u = u<<8 | uint64(p[i])
+		}
+		v := int64(u<<(64-8*width)) >> (64 - 8*width)
+		return strconv.AppendInt(nil, v, 10), 1 + width, nil
+	}
+	switch c >> 6 {
+	case 0:
+		return str(1, int(c&0x3f))
+	case 1:
+		if len(p) < 2 {
+			return nil, 0, errRDB
+		}
+		return str(2, int(c&0x3f)<<8|int(p[1]))
+	case 2:
+		if len(p) < 5 {
+			return nil, 0, errRDB
+		}
+		return str(5, int(binary.BigEndian.Uint32(p[1:])))
+	}
+	switch {
+	case c == 0xc0:
+		return integer(2)
+	case c == 0xd0:
+		return integer(4)
+	case c == 0xe0:
+		return integer(8)
+	case c == 0xf0:
+		return integer(3)
+	case c == 0xfe:
+		return integer(1)
+	case c >= 0xf1 && c <= 0xfd:
+		return strconv.AppendInt(nil, int64(c&0x0f)-1, 10), 1, nil
+	}
+	return nil, 0, errRDB
+}
+
+// ---- intset ----
+
+func decodeIntset(b []byte) ([][]byte, error) {
+	if len(b) < 8 {
+		return nil, errRDB
+	}
+	width := int(binary.LittleEndian.Uint32(b))
+	n := int(binary.LittleEndian.Uint32(b[4:]))
+	if (width != 2 && width != 4 && width != 8) || n < 0 || n > (len(b)-8)/width || 8+n*width != len(b) {
+		return nil, errRDB
+	}
+	members := make([][]byte, n)
+	for i := range n {
+		p := b[8+i*width:]
+		var v int64
+		switch width {
+		case 2:
+			v = int64(int16(binary.LittleEndian.Uint16(p)))
+		case 4:
+			v = int64(int32(binary.LittleEndian.Uint32(p)))
+		default:
+			v = int64(binary.LittleEndian.Uint64(p))
+		}
+		members[i] = strconv.AppendInt(nil, v, 10)
+	}
+	return members, nil
+}
