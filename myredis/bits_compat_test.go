@@ -88,7 +88,9 @@ func randomBitsCommand(r *rand.Rand) []string {
 	bitOff := func() string {
 		return pick("0", "1", "7", "8", "9", "31", "63", "64", "100", "#0", "#1", "#3", "-1", "4294967296", "x")
 	}
-	typ := func() string { return pick("u1", "i1", "u4", "i4", "u8", "i8", "i16", "u31", "i33", "i64", "u63", "u64", "i0", "x8") }
+	typ := func() string {
+		return pick("u1", "i1", "u4", "i4", "u8", "i8", "i16", "u31", "i33", "i64", "u63", "u64", "i0", "x8")
+	}
 	val := func() string {
 		return pick("0", "1", "-1", "5", "127", "-128", "255", "256", "9223372036854775807", "-9223372036854775808", "x")
 	}
