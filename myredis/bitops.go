@@ -1,6 +1,7 @@
 package myredis
 
 import (
+	"encoding/binary"
 	"math"
 	"math/bits"
 )
@@ -95,10 +96,15 @@ func getBit(b []byte, off uint64) bool {
 // popcount counts the bits set in b.
 func popcount(b []byte) int64 {
 	var n int
+	for len(b) >= 32 {
+		n += bits.OnesCount64(binary.LittleEndian.Uint64(b)) +
+			bits.OnesCount64(binary.LittleEndian.Uint64(b[8:])) +
+			bits.OnesCount64(binary.LittleEndian.Uint64(b[16:])) +
+			bits.OnesCount64(binary.LittleEndian.Uint64(b[24:]))
+		b = b[32:]
+	}
 	for len(b) >= 8 {
-		v := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-		n += bits.OnesCount64(v)
+		n += bits.OnesCount64(binary.LittleEndian.Uint64(b))
 		b = b[8:]
 	}
 	for _, c := range b {

@@ -149,9 +149,26 @@ func hllDenseSet(regs []byte, i int, count uint8) bool {
 	return false
 }
 
+// hllDenseDecode unpacks a dense HLL's registers, four per three bytes.
+func hllDenseDecode(regs []byte, out *[hllRegisters]uint8) {
+	regs = regs[:hllRegisters*hllBits/8]
+	for i, j := 0, 0; i < hllRegisters; i, j = i+4, j+3 {
+		b0, b1, b2 := regs[j], regs[j+1], regs[j+2]
+		out[i] = b0 & 63
+		out[i+1] = (b0>>6 | b1<<2) & 63
+		out[i+2] = (b1>>4 | b2<<4) & 63
+		out[i+3] = b2 >> 2
+	}
+}
+
 func hllDenseHisto(regs []byte, h *[64]int) {
-	for i := 0; i < hllRegisters; i++ {
-		h[hllDenseGet(regs, i)]++
+	regs = regs[:hllRegisters*hllBits/8]
+	for j := 0; j+2 < len(regs); j += 3 {
+		b0, b1, b2 := regs[j], regs[j+1], regs[j+2]
+		h[b0&63]++
+		h[(b0>>6|b1<<2)&63]++
+		h[(b1>>4|b2<<4)&63]++
+		h[b2>>2]++
 	}
 }
 
@@ -408,8 +425,10 @@ func hllHisto(b []byte) (h [64]int, ok bool) {
 // hllMerge raises regs to the registers of HLL b; false for a corrupted code.
 func hllMerge(regs *[hllRegisters]uint8, b []byte) bool {
 	if b[4] == hllDense {
-		for i := range regs {
-			regs[i] = max(regs[i], hllDenseGet(b[hllHdrSize:], i))
+		var d [hllRegisters]uint8
+		hllDenseDecode(b[hllHdrSize:], &d)
+		for i, v := range d {
+			regs[i] = max(regs[i], v)
 		}
 		return true
 	}
