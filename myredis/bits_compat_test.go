@@ -11,6 +11,42 @@ import (
 	"waitroom/myredis/redistest"
 )
 
+func init() {
+	// The limits of the bit and range commands at a small proto-max-bulk-len.
+	diffSuites = append(diffSuites, diffSuite{name: "smallbulk-bits", args: []string{"--proto-max-bulk-len", "1mb"}, cases: []diffCase{
+		{"bit offsets at the limit", [][]string{
+			{"SETBIT", "k", "8388607", "1"},
+			{"STRLEN", "k"},
+			{"SETBIT", "k", "8388608", "1"},
+			{"GETBIT", "k", "8388608"},
+			{"BITFIELD", "k", "GET", "u8", "8388600", "SET", "u8", "8388607", "1"},
+			{"BITFIELD", "k", "SET", "u8", "8388608", "1"},
+			{"BITFIELD", "k", "SET", "u8", "#1048575", "1", "GET", "u8", "#1048575"},
+			{"BITFIELD", "k", "GET", "u8", "#1048576"},
+			{"STRLEN", "k"},
+			{"BITCOUNT", "k"},
+			{"BITPOS", "k", "1", "-1"},
+		}},
+		{"setrange at the limit", [][]string{
+			{"SETRANGE", "k", "1048575", "x"},
+			{"SETRANGE", "k", "1048576", "x"},
+			{"SETRANGE", "k", "1048570", "0123456789"},
+			{"SETRANGE", "k", "1048576", ""},
+			{"STRLEN", "k"},
+			{"SETRANGE", "n", "1048576", "x"},
+			{"EXISTS", "n"},
+		}},
+		{"lcs table at the limit", [][]string{
+			{"SET", "a", strings.Repeat("ab", 255)},
+			{"SET", "b", strings.Repeat("ba", 255)},
+			{"LCS", "a", "b", "LEN"},
+			{"APPEND", "a", strings.Repeat("c", 10)},
+			{"APPEND", "b", strings.Repeat("c", 10)},
+			{"LCS", "a", "b", "LEN"},
+		}},
+	}})
+}
+
 // TestCompatHLLBytes adds the same elements to both servers and compares the
 // stored HLL (GET) after every step: sparse codes as they grow, the promotion to
 // dense at hll-sparse-max-bytes, the cached cardinality PFCOUNT writes, and
