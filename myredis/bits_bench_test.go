@@ -101,3 +101,13 @@ func BenchmarkCallPfcountUnion(b *testing.B) {
 	}
 	benchCall(b, s, argv("PFCOUNT", "a", "b", "c"), "")
 }
+
+// BenchmarkCallBitop XORs two 1 MB strings into a third (b.SetBytes: MB/s of
+// each input).
+func BenchmarkCallBitop(b *testing.B) {
+	s := benchServer(b)
+	s.Do("SETBIT", "a", strconv.Itoa(8<<20-1), "1")
+	s.Do("SETBIT", "b", strconv.Itoa(8<<20-2), "1")
+	b.SetBytes(1 << 20)
+	benchCall(b, s, argv("BITOP", "XOR", "d", "a", "b"), ":1048576\r\n")
+}

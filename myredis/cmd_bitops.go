@@ -1,5 +1,7 @@
 package myredis
 
+import "encoding/binary"
+
 // commandsBitops registers the bitmap commands: SETBIT, GETBIT, BITCOUNT,
 // BITPOS, BITOP, BITFIELD and BITFIELD_RO. They work on string values (see
 // bitops.go for the bit numbering).
@@ -245,35 +247,52 @@ func cmdBitop(x *Ctx) {
 }
 
 // bitop computes BITOP over srcs, each taken as padded with zero bytes to
-// maxlen, into a new string of maxlen bytes.
+// maxlen, into a new string of maxlen bytes, eight bytes at a time.
 func bitop(op int, srcs [][]byte, maxlen int) []byte {
 	res := make([]byte, maxlen)
 	copy(res, srcs[0])
 	if op == bitopNot {
-		for i := range res {
+		n := len(res) &^ 7
+		for i := 0; i < n; i += 8 {
+			le.PutUint64(res[i:], ^le.Uint64(res[i:]))
+		}
+		for i := n; i < len(res); i++ {
 			res[i] = ^res[i]
 		}
 		return res
 	}
 	for _, s := range srcs[1:] {
+		n := len(s) &^ 7
 		switch op {
 		case bitopAnd:
-			for i := range s {
+			for i := 0; i < n; i += 8 {
+				le.PutUint64(res[i:], le.Uint64(res[i:])&le.Uint64(s[i:]))
+			}
+			for i := n; i < len(s); i++ {
 				res[i] &= s[i]
 			}
 			clear(res[len(s):])
 		case bitopOr:
-			for i := range s {
+			for i := 0; i < n; i += 8 {
+				le.PutUint64(res[i:], le.Uint64(res[i:])|le.Uint64(s[i:]))
+			}
+			for i := n; i < len(s); i++ {
 				res[i] |= s[i]
 			}
 		case bitopXor:
-			for i := range s {
+			for i := 0; i < n; i += 8 {
+				le.PutUint64(res[i:], le.Uint64(res[i:])^le.Uint64(s[i:]))
+			}
+			for i := n; i < len(s); i++ {
 				res[i] ^= s[i]
 			}
 		}
 	}
 	return res
 }
+
+// le reads and writes the 64-bit words of BITOP (any byte order would do).
+var le = binary.LittleEndian
 
 func cmdBitfield(x *Ctx)   { x.bitfield(false) }
 func cmdBitfieldRO(x *Ctx) { x.bitfield(true) }
