@@ -23,8 +23,10 @@ import (
 //
 //   - The rewriter goroutine asks the executor for the keys in steps: one job scans
 //     at most rewriteStep keys with the SCAN cursor (db.scan). A job captures a string
-//     by reference (string values are never changed in place: every write stores a
-//     new slice, and APPEND only writes past the end of the old one) and encodes a
+//     by reference (no string is changed in place while a rewrite runs: writes store
+//     a new slice, APPEND only writes past the end of the old one, and the commands
+//     that change bytes in place, SETBIT, SETRANGE, BITFIELD and the PF commands,
+//     copy the value first: writableString) and encodes a
 //     sorted set, a large one zsetSlice members per job. Encoding strings and all
 //     file I/O happen on the rewriter.
 //   - A key written after t0 would be seen by a later step in its new state, and its

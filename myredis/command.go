@@ -151,6 +151,9 @@ func CommandNames() []string {
 // commandGroups lists the registration function of each cmd_*.go file.
 var commandGroups = []func() []*command{
 	commandsString,
+	commandsStringRange,
+	commandsBitops,
+	commandsHLL,
 	commandsGeneric,
 	commandsSortedSet,
 	commandsHash,

@@ -37,6 +37,17 @@ type Config struct {
 	// it a running script makes other clients get BUSY and may be killed. 0 means
 	// the default, 5000; negative means never (redis.conf's 0).
 	LuaTimeLimit int64
+	// HLLSparseMaxBytes is hll-sparse-max-bytes: 0 means the default, 3000;
+	// negative means 0 (see hllSparseMaxBytes).
+	HLLSparseMaxBytes int64
+}
+
+// hllSparseMaxBytes is the effective hll-sparse-max-bytes.
+func (c Config) hllSparseMaxBytes() int64 {
+	if c.HLLSparseMaxBytes == 0 {
+		return 3000
+	}
+	return max(c.HLLSparseMaxBytes, 0)
 }
 
 // luaTimeLimit is the effective lua-time-limit in milliseconds (<= 0: none).
@@ -204,6 +215,12 @@ func (c *Config) Set(name, val string) error {
 		c.LuaTimeLimit, err = strconv.ParseInt(val, 10, 64)
 		if c.LuaTimeLimit <= 0 {
 			c.LuaTimeLimit = -1
+		}
+	case "hll-sparse-max-bytes":
+		if c.HLLSparseMaxBytes, err = ParseMemory(val); err != nil {
+			err = errors.New("argument must be a memory value")
+		} else if c.HLLSparseMaxBytes == 0 {
+			c.HLLSparseMaxBytes = -1
 		}
 	case "save", "daemonize", "protected-mode", "logfile":
 		// accepted for compatibility; MyRedis has no RDB and stays in the foreground

@@ -129,3 +129,26 @@ const (
 	msgBadDataFormat   = "ERR Bad data format"
 	msgDumpUnsupported = "ERR this value type cannot be serialized yet"
 )
+
+// Bits, string ranges (SETRANGE, LCS) and HyperLogLog.
+const (
+	msgBitOffset        = "ERR bit offset is not an integer or out of range"
+	msgBitValue         = "ERR bit is not an integer or out of range"
+	msgBitArg           = "ERR The bit argument must be 1 or 0."
+	msgBitopNot         = "ERR BITOP NOT must be called with a single source key."
+	msgBitfieldType     = "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is."
+	msgBitfieldOverflow = "ERR Invalid OVERFLOW type specified"
+	msgBitfieldRO       = "ERR BITFIELD_RO only supports the GET subcommand"
+	msgOffsetRange      = "ERR offset is out of range"
+	msgLCSNotString     = "ERR The specified keys must contain string values"
+	msgLCSLenAndIdx     = "ERR If you want both the length and indexes, please just use IDX."
+	msgLCSTooLong       = "ERR String too long for LCS"
+	msgLCSMemLimit      = "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len"
+	msgLCSMemFailed     = "ERR Insufficient memory, failed allocating transient memory for LCS"
+	msgHLLWrongType     = "WRONGTYPE Key is not a valid HyperLogLog string value."
+	msgHLLCorrupt       = "INVALIDOBJ Corrupted HLL object detected"
+	msgPFDebugNoKey     = "ERR The specified key does not exist"
+	msgPFDebugNotSparse = "ERR HLL encoding is not sparse"
+	msgPFDebugUnknown   = "ERR Unknown PFDEBUG subcommand '%s'"
+	msgPFDebugArity     = "ERR Wrong number of arguments for the '%s' subcommand"
+)
