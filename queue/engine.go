@@ -84,8 +84,8 @@ type Options struct {
 	// starts and delete it when it ends (two more commands per round), so a
 	// crash test can tell from the store whether a kill landed mid-round.
 	MarkRounds bool
-	Logger      *slog.Logger
-	Hooks       Hooks
+	Logger     *slog.Logger
+	Hooks      Hooks
 }
 
 // Hooks let a test or the bench watch and disturb an engine.
