@@ -115,7 +115,7 @@ func (e *Engine) addActive(ctx context.Context, zs []redis.Z, set Settings) ([]A
 		return nil, time.Time{}, err
 	}
 	for i := range adm {
-		adm[i].Deadline = time.UnixMilli(now + set.Session.Milliseconds())
+		adm[i].Deadline = time.UnixMilli(now + min(set.Session, set.MaxSession).Milliseconds())
 	}
 	return adm, time.UnixMilli(now), nil
 }

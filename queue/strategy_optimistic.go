@@ -70,7 +70,7 @@ func (optimistic) admit(ctx context.Context, e *Engine, r *RoundResult) error {
 			}
 			continue
 		}
-		deadline := now.Add(set.Session)
+		deadline := now.Add(min(set.Session, set.MaxSession))
 		if err := e.rdb.ZAdd(ctx, e.k.active, redis.Z{Score: float64(deadline.UnixMilli()), Member: id}).Err(); err != nil {
 			e.rdb.ZAdd(ctx, e.k.waiting, z)
 			return err

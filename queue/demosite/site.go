@@ -131,7 +131,7 @@ func (s *Site) checkout(w http.ResponseWriter, r *http.Request) {
 	}
 	switch code {
 	case http.StatusOK:
-		ticket, _ := body["ticket"].(string)
+		ticket, _ := body["session"].(string) // the session token: only it can release
 		exp, _ := body["expires_at"].(string)
 		if t, err := time.Parse(time.RFC3339, exp); err == nil {
 			exp = t.Local().Format("15:04:05")

@@ -12,7 +12,9 @@
 -- Per-ticket keys are built from the prefix; they share the queue's hash tag,
 -- so they live in the same cluster slot as KEYS.
 --   <prefix>t:<id>     hash  u user id, n admission nonce, a admitted at (ms),
---                            e entered at (ms), x end reason
+--                            e entered at (ms), x end reason. Lives 2 ticket TTLs
+--                            while waiting (refreshed by polls), session + 1 ticket
+--                            TTL once admitted, max(ticket TTL, 1 min) as a tombstone once over
 --   <prefix>user:<u>   string ticket of user u; same life as the ticket's hash
 local prefix = ARGV[1]
 local names = {'slot', 'session_ms', 'ticket_ttl_ms', 'max_session_ms'}
@@ -53,7 +55,7 @@ local function keep(id, ms)
 end
 
 -- finish ends a ticket for reason: out of every set, a tombstone that tells
--- the reason for one ticket TTL, the user key gone.
+-- the reason for a ticket TTL (at least a minute), the user key gone.
 local function finish(id, reason, s)
   local was = redis.call('ZREM', KEYS[3], id) + redis.call('ZREM', KEYS[2], id)
   redis.call('ZREM', KEYS[4], id)
@@ -64,7 +66,7 @@ local function finish(id, reason, s)
   end
   if redis.call('EXISTS', h) == 1 then
     redis.call('HSET', h, 'x', reason)
-    redis.call('PEXPIRE', h, s.ticket_ttl_ms)
+    redis.call('PEXPIRE', h, math.max(s.ticket_ttl_ms, 60000))
   end
   return was
 end
@@ -90,7 +92,7 @@ end
 
 -- admit moves a popped live ticket into the active set as one admission.
 local function admit(id, now, s, nonce)
-  local deadline = now + s.session_ms
+  local deadline = now + math.min(s.session_ms, s.max_session_ms)
   redis.call('ZADD', KEYS[3], deadline, id)
   redis.call('ZREM', KEYS[4], id)
   redis.call('HSET', tkey(id), 'n', nonce, 'a', now)
@@ -115,7 +117,7 @@ function ops.join(s, now)
   redis.call('ZADD', KEYS[2], seq, id)
   redis.call('ZADD', KEYS[4], now + s.ticket_ttl_ms, id)
   redis.call('HSET', tkey(id), 'u', user)
-  redis.call('PEXPIRE', tkey(id), s.ticket_ttl_ms)
+  redis.call('PEXPIRE', tkey(id), 2 * s.ticket_ttl_ms)
   return {id, 1, redis.call('ZRANK', KEYS[2], id)}
 end
 
@@ -137,7 +139,7 @@ local function status1(id, now, s)
       return {'x', 'expired'}
     end
     redis.call('ZADD', KEYS[4], 'XX', now + s.ticket_ttl_ms, id)
-    keep(id, s.ticket_ttl_ms)
+    keep(id, 2 * s.ticket_ttl_ms)
     return {'w', rank}
   end
   local x = redis.call('HGET', h, 'x')
@@ -214,7 +216,7 @@ function ops.round(s, now)
   local reclaimed = redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
   local dropped = sweep(now, max_drops, s)
   local free = s.slot - redis.call('ZCARD', KEYS[3])
-  local out = {now, reclaimed, 0, s.session_ms}
+  local out = {now, reclaimed, 0, math.min(s.session_ms, s.max_session_ms)}
   local n = 0
   while free > 0 and dropped < max_drops do
     local head = redis.call('ZPOPMIN', KEYS[2])
