@@ -27,3 +27,23 @@ func TestPollAfter(t *testing.T) {
 		}
 	}
 }
+
+// The README's examples sign user ids the way verifyUser checks them: this
+// vector is the README's Node function's output for key "k", user "alice",
+// expires 2000000000.
+func TestSignedUserIDVector(t *testing.T) {
+	const sig = "2e2584f8e3392ae78a5d03841597ff59c3c144e7ce181386e92dfab8df980b0e"
+	now := time.Unix(2000000000-3600, 0)
+	if err := verifyUser([]byte("k"), "alice", 2000000000, sig, now); err != nil {
+		t.Fatalf("the README's signature is refused: %v", err)
+	}
+	if err := verifyUser([]byte("k"), "alice", 2000000000, sig, time.Unix(2000000000, 0)); err == nil {
+		t.Fatal("an expired id is accepted")
+	}
+	if err := verifyUser([]byte("k"), "mallory", 2000000000, sig, now); err == nil {
+		t.Fatal("alice's signature works for mallory")
+	}
+	if err := verifyUser([]byte("k"), "alice", 2000000000, sig, time.Unix(2000000000-25*3600, 0)); err == nil {
+		t.Fatal("an id valid for more than a day is accepted")
+	}
+}
