@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -97,12 +98,17 @@ func (optimistic) admit(ctx context.Context, e *Engine, r *RoundResult) error {
 			return e.rdb.ZAdd(ctx, e.k.waiting, z).Err()
 		}
 		nonce := newNonce()
-		ok, err := e.script(ctx, "confirm", id, nonce).Int64()
+		res, err := e.script(ctx, "confirm", id, nonce, int64(z.Score)).Int64Slice()
 		if err != nil {
 			return err
 		}
-		if ok == 0 {
-			continue // reclaimed meanwhile (a stalled round): not admitted
+		if len(res) != 2 {
+			return fmt.Errorf("queue: confirm script: unexpected reply %v", res)
+		}
+		now = time.UnixMilli(res[1]) // the next reservation's deadline counts from here
+		if res[0] == 0 {
+			r.Rollbacks++ // ran out before it was confirmed: back in the queue
+			continue
 		}
 		adm := []Admission{{Ticket: id, Arrival: int64(z.Score), Deadline: time.UnixMilli(deadline.UnixMilli()),
 			Instance: e.opt.InstanceID}}

@@ -247,16 +247,22 @@ function ops.add(s, now)
   return now
 end
 
--- confirm(id, nonce) -> 1: a plain-command strategy's admission of a
--- ticket it already added to the active set (the nonce makes its pass).
+-- confirm(id, nonce, arrival) -> {1|0, now}: the optimistic strategy's
+-- confirmation of a reservation it counted under the slot. A reservation that
+-- ran out meanwhile (a round slower than the session) is not admitted: the
+-- user goes back to the queue at their place.
 function ops.confirm(s, now)
   local id = ARGV[7]
   local dl = tonumber(redis.call('ZSCORE', KEYS[3], id) or 0)
-  if dl <= now then return 0 end
+  if dl <= now then
+    redis.call('ZREM', KEYS[3], id)
+    redis.call('ZADD', KEYS[2], ARGV[9], id)
+    return {0, now}
+  end
   redis.call('ZREM', KEYS[4], id)
   redis.call('HSET', tkey(id), 'n', ARGV[8], 'a', now)
   keep(id, dl - now + s.ticket_ttl_ms)
-  return 1
+  return {1, now}
 end
 
 local op = ops[ARGV[6]]
