@@ -366,3 +366,24 @@ func TestTicketTokens(t *testing.T) {
 	_, err = ParseStrategy("fast")
 	require.Error(t, err)
 }
+
+// FuzzTokens: verifying any string never panics, and whatever a verifier
+// accepts is exactly what the signer makes for its payload.
+func FuzzTokens(f *testing.F) {
+	e, _ := New(nil, "q", Options{Secret: testSecret})
+	id := "0123456789abcdef01234567"
+	f.Add(e.SignTicket(id))
+	f.Add(e.passFor(id, "42"))
+	f.Add(e.sessionFor(id, "ab12"))
+	f.Add("x.y.z")
+	f.Fuzz(func(t *testing.T, tok string) {
+		if got, err := e.VerifyTicket(tok); err == nil && e.SignTicket(got) != tok {
+			t.Fatalf("ticket %q accepted as %q", tok, got)
+		}
+		for _, d := range []string{domainPass, domainSession} {
+			if id, nonce, ok := e.sig.verifyAdmission(d, tok); ok && e.sig.sign(d, id+"."+nonce) != tok {
+				t.Fatalf("%s %q accepted as %q %q", d, tok, id, nonce)
+			}
+		}
+	})
+}
