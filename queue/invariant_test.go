@@ -119,7 +119,7 @@ func runSim(t *testing.T, newClient func() redis.UniversalClient, cfg simConfig)
 		engines[i] = newEngine(t, c, q, Options{Strategy: cfg.strategy, Period: cfg.period,
 			InstanceID: fmt.Sprintf("i%d", i), LeaseMargin: 2 * time.Second, // the test checks the strategy, not the scheduler
 			Defaults: Settings{Slot: cfg.slot, Session: cfg.session, TicketTTL: 10 * time.Minute},
-			Hooks: Hooks{OnAdmit: func(as []Admission) { onAdmit(as) }}})
+			Hooks:    Hooks{OnAdmit: func(as []Admission) { onAdmit(as) }}})
 	}
 	obs := newClient()
 	clients = append(clients, obs)
