@@ -3,6 +3,9 @@ package bench
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -72,6 +75,9 @@ func (e *Env) openRoom(ctx context.Context, store *Target, urls []string, spec r
 			"--slot", strconv.Itoa(spec.Slot), "--session", spec.Session.String(),
 			"--ticket-ttl", spec.TicketTTL.String(), "--period", spec.Period.String(),
 			"--strategy", spec.Strategy, "--secret", benchSecret,
+			// The simulated users all come from one address and carry user
+			// ids: no per-IP limit, and ids signed as a protected site would.
+			"--join-rate", "0", "--join-key", benchSecret,
 			"--instance-id", "i"+strconv.Itoa(i), "--log-level", "warn")
 		if err != nil {
 			r.close()
@@ -330,7 +336,7 @@ func (r *room) simulate(ctx context.Context, stages []stage, us userSpec, drain 
 
 // user is one simulated person: join, poll until admitted, hold, release.
 func (r *room) user(ctx context.Context, id string, u *userResult, us userSpec, cnt *simCounters) {
-	code, a, lat, err := r.call(ctx, "POST", r.path(r.pick(), "join"), "", map[string]string{"user": id})
+	code, a, lat, err := r.call(ctx, "POST", r.path(r.pick(), "join"), "", signedUser(id))
 	ok := err == nil && code == 200
 	cnt.note("join", lat, ok || ctx.Err() != nil, describe("join", code, a, err))
 	if !ok {
@@ -400,6 +406,15 @@ func (r *room) user(ctx context.Context, id string, u *userResult, us userSpec, 
 	code, a, lat, err = r.call(ctx, "POST", r.path(r.pick(), "release"), ticket, nil)
 	ok = err == nil && (code == 200 || code == 410)
 	cnt.note("release", lat, ok || ctx.Err() != nil, describe("release", code, a, err))
+}
+
+// signedUser is a join body with user id signed by the join key, as the
+// protected site makes it (queue/httpapi/README.md, "Signed user ids").
+func signedUser(id string) map[string]any {
+	exp := time.Now().Add(time.Hour).Unix()
+	m := hmac.New(sha256.New, []byte(benchSecret))
+	fmt.Fprintf(m, "%s\n%d", id, exp)
+	return map[string]any{"user": id, "expires": exp, "sig": hex.EncodeToString(m.Sum(nil))}
 }
 
 func describe(op string, code int, a apiReply, err error) string {

@@ -5,9 +5,11 @@ import (
 	"time"
 )
 
-// Clock tells the engine the time. Session deadlines, reclaim and the
-// admission rate use it, so tests can move time without sleeping. Key TTLs
-// (liveness, passes) are kept by the store's own clock.
+// Clock is an instance's own clock. No deadline depends on it: session
+// deadlines, reclaim, liveness and the admission-rate buckets all follow the
+// store's clock (TIME), so instances whose clocks disagree still agree. It
+// only ages this instance's cache of the admission rate; tests skew it to
+// show that nothing else reads it.
 type Clock interface {
 	Now() time.Time
 }

@@ -80,7 +80,7 @@ func TestRedisCluster(t *testing.T) {
 		slot, err := cc.ClusterKeySlot(bg, k.waiting).Result()
 		require.NoError(t, err)
 		for _, key := range []string{k.active, k.seq, k.settings, k.leader, k.admitted, k.rate,
-			k.alive("x"), k.pass("x"), k.user("u")} {
+			k.expiry, k.ticket("x"), k.user("u"), k.roundMark("i")} {
 			s, err := cc.ClusterKeySlot(bg, key).Result()
 			require.NoError(t, err)
 			require.Equal(t, slot, s, "key %s", key)

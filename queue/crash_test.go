@@ -1,6 +1,7 @@
 package queue
 
-// Crash safety. Needs a store (see redis_test.go). An instance is killed at a
+// Crash safety in process. Needs a store (see redis_test.go); the kills of
+// real processes are in cmd/queue (TestSIGKILLAtManyMoments). An instance is killed at a
 // random point of a round, 100 times, either at a named fail point (the
 // instance stops sending commands there, as if SIGKILLed) or by cancelling
 // its context at a random moment while its commands are in flight. After each
@@ -32,7 +33,8 @@ type crashResult struct {
 	rounds      int
 	kills       map[string]int // by fail point; "cancel" for context cancellation
 	lostAt      map[string]int // users lost, by what killed the instance
-	lost        int
+	dupAt       map[string]int // users found in two places, by what killed the instance
+	lost, dup   int
 	overCap     int // kills after which the active set stayed over the slot
 	maxActive   int64
 	admitted    int64
@@ -43,11 +45,11 @@ type crashResult struct {
 func (r crashResult) String() string {
 	var ks []string
 	for k, n := range r.kills {
-		ks = append(ks, fmt.Sprintf("%s=%d(lost %d)", k, n, r.lostAt[k]))
+		ks = append(ks, fmt.Sprintf("%s=%d(lost %d, dup %d)", k, n, r.lostAt[k], r.dupAt[k]))
 	}
 	sort.Strings(ks)
-	return fmt.Sprintf("rounds=%d lost=%d over_cap_after_kill=%d max_active=%d admitted=%d rollbacks=%d kills: %s",
-		r.rounds, r.lost, r.overCap, r.maxActive, r.admitted, r.rollbacks, strings.Join(ks, " "))
+	return fmt.Sprintf("rounds=%d lost=%d dup=%d over_cap_after_kill=%d max_active=%d admitted=%d rollbacks=%d kills: %s",
+		r.rounds, r.lost, r.dup, r.overCap, r.maxActive, r.admitted, r.rollbacks, strings.Join(ks, " "))
 }
 
 func runCrash(t *testing.T, tg target, s Strategy, rounds int) crashResult {
@@ -59,22 +61,45 @@ func runCrash(t *testing.T, tg target, s Strategy, rounds int) crashResult {
 	k := newKeys(q)
 	opt := Options{Strategy: s, Defaults: Settings{Slot: slot, Session: 10 * time.Minute, TicketTTL: 10 * time.Minute}}
 	ctl := newEngine(t, rdb, q, opt)
+	var all []string
 	for i := 0; i < users; i++ {
-		_, err := ctl.Join(bg, "")
+		st, err := ctl.Join(bg, "")
 		require.NoError(t, err)
+		all = append(all, st.Ticket)
 	}
-	res := crashResult{rounds: rounds, kills: map[string]int{}, lostAt: map[string]int{}}
-	released := 0
-	count := func() int {
-		w, err := rdb.ZCard(bg, k.waiting).Result()
+	res := crashResult{rounds: rounds, kills: map[string]int{}, lostAt: map[string]int{}, dupAt: map[string]int{}}
+	released := map[string]bool{}
+	// count checks every ticket: it must be in exactly one of waiting,
+	// active, released by the test. Lost (in none) and duplicated (in more
+	// than one) are counted apart, so they cannot cancel out.
+	count := func() (lost, dup int) {
+		w, err := rdb.ZRange(bg, k.waiting, 0, -1).Result()
 		require.NoError(t, err)
-		a, err := rdb.ZCard(bg, k.active).Result()
+		a, err := rdb.ZRange(bg, k.active, 0, -1).Result()
 		require.NoError(t, err)
-		res.maxActive = max(res.maxActive, a)
-		if a > slot {
+		res.maxActive = max(res.maxActive, int64(len(a)))
+		if len(a) > slot {
 			res.overCap++
 		}
-		return users - int(w) - int(a) - released
+		seen := map[string]int{}
+		for _, id := range w {
+			seen[id]++
+		}
+		for _, id := range a {
+			seen[id]++
+		}
+		for id := range released {
+			seen[id]++
+		}
+		for _, id := range all {
+			switch n := seen[id]; {
+			case n == 0:
+				lost++
+			case n > 1:
+				dup++
+			}
+		}
+		return lost, dup
 	}
 	points := append(append([]string(nil), failPoints[s]...), "cancel", "cancel")
 	for i := 0; i < rounds; i++ {
@@ -86,10 +111,10 @@ func runCrash(t *testing.T, tg target, s Strategy, rounds int) crashResult {
 			ok, err := ctl.Release(bg, id)
 			require.NoError(t, err)
 			if ok {
-				released++
+				released[id] = true
 			}
 		}
-		before := count()
+		lostBefore, dupBefore := count()
 		point := points[rng.IntN(len(points))]
 		o := opt
 		o.InstanceID = fmt.Sprintf("doomed-%d", i)
@@ -115,9 +140,11 @@ func runCrash(t *testing.T, tg target, s Strategy, rounds int) crashResult {
 			require.ErrorIs(t, err, ErrKilled)
 		}
 		res.kills[point]++
-		lost := count() - before
-		res.lostAt[point] += lost
-		res.lost += lost
+		lost, dup := count()
+		res.lostAt[point] += lost - lostBefore
+		res.lost += lost - lostBefore
+		res.dupAt[point] += dup - dupBefore
+		res.dup += dup - dupBefore
 	}
 	return res
 }
@@ -130,6 +157,7 @@ func TestCrashSafety(t *testing.T) {
 				r := runCrash(t, tg, s, 100)
 				t.Logf("%s: %s", s, r)
 				require.Greater(t, r.admitted, int64(0), "the rounds admitted users")
+				require.Zero(t, r.dup, "nobody is in two places after a kill")
 				switch s {
 				case Atomic:
 					require.Zero(t, r.lost, "atomic loses nobody, whenever it dies")

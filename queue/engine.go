@@ -40,16 +40,31 @@ type Settings struct {
 	Slot      int           // cap of the active set
 	Session   time.Duration // how long an admitted user may stay without a heartbeat
 	TicketTTL time.Duration // how long a waiting ticket lives without a status poll
+	// MaxSession bounds a session from its admission: heartbeats stop
+	// extending it past admission + MaxSession (default 30 minutes).
+	MaxSession time.Duration
 }
 
 // DefaultSettings are used when neither the options nor the store say otherwise.
-var DefaultSettings = Settings{Slot: 100, Session: 5 * time.Minute, TicketTTL: 5 * time.Minute}
+var DefaultSettings = Settings{Slot: 100, Session: 5 * time.Minute, TicketTTL: 5 * time.Minute,
+	MaxSession: 30 * time.Minute}
 
 func (s Settings) validate() error {
-	if s.Slot < 1 || s.Session < time.Millisecond || s.TicketTTL < time.Millisecond {
-		return fmt.Errorf("%w: slot %d, session %v, ticket ttl %v", ErrBadSettings, s.Slot, s.Session, s.TicketTTL)
+	if s.Slot < 1 || s.Session < time.Millisecond || s.TicketTTL < time.Millisecond || s.MaxSession < time.Millisecond {
+		return fmt.Errorf("%w: slot %d, session %v, ticket ttl %v, max session %v", ErrBadSettings,
+			s.Slot, s.Session, s.TicketTTL, s.MaxSession)
 	}
 	return nil
+}
+
+// SettingsPatch changes some settings; nil fields keep the store's value
+// (SetSettingFields writes only the fields given, so two admins changing
+// different fields at once do not undo each other).
+type SettingsPatch struct {
+	Slot       *int
+	Session    *time.Duration
+	TicketTTL  *time.Duration
+	MaxSession *time.Duration
 }
 
 // Options configure one engine (one queue on one instance).
@@ -61,9 +76,16 @@ type Options struct {
 	Defaults   Settings      // written to the store only if it has none; zero fields use DefaultSettings
 	// LeaseMargin is added to Period for the leader lease (default Period/2).
 	LeaseMargin time.Duration
-	Clock       Clock // default the system clock
-	Logger      *slog.Logger
-	Hooks       Hooks
+	// Clock is this instance's own clock. No deadline depends on it (the
+	// store's TIME decides every deadline and reclaim, so instances with
+	// skewed clocks agree); it only ages the local admission-rate cache.
+	Clock Clock
+	// MarkRounds makes every round write wr:{q}:round:<instance> when it
+	// starts and delete it when it ends (two more commands per round), so a
+	// crash test can tell from the store whether a kill landed mid-round.
+	MarkRounds bool
+	Logger     *slog.Logger
+	Hooks      Hooks
 }
 
 // Hooks let a test or the bench watch and disturb an engine.
@@ -105,7 +127,14 @@ type Engine struct {
 	trigger chan struct{}
 	dead    atomic.Bool
 	c       counters
+	failing atomic.Int64 // consecutive failed rounds
+	lastErr atomic.Value // error of the latest failed round (errBox)
 }
+
+type errBox struct{ err error }
+
+// failingRounds is how many rounds in a row must fail before Failing reports it.
+const failingRounds = 3
 
 var queueName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
@@ -145,6 +174,9 @@ func New(rdb redis.UniversalClient, name string, opt Options) (*Engine, error) {
 	if d.TicketTTL == 0 {
 		d.TicketTTL = DefaultSettings.TicketTTL
 	}
+	if d.MaxSession == 0 {
+		d.MaxSession = DefaultSettings.MaxSession
+	}
 	if err := d.validate(); err != nil {
 		return nil, err
 	}
@@ -179,61 +211,123 @@ func (e *Engine) Strategy() Strategy { return e.opt.Strategy }
 func (e *Engine) InstanceID() string { return e.opt.InstanceID }
 
 // Init writes the default settings to the store unless it already has them
-// (HSETNX per field, so the first instance wins) and loads them.
+// (HSETNX per field, so the first instance wins) and loads them. Every round
+// and every ticket operation does the same for a field the store lost, so an
+// instance re-establishes the settings whenever the store restarts empty.
 func (e *Engine) Init(ctx context.Context) error {
+	if err := e.initSettings(ctx); err != nil {
+		return err
+	}
+	_, err := e.Settings(ctx)
+	return err
+}
+
+func (e *Engine) initSettings(ctx context.Context) error {
 	d := e.opt.Defaults
 	_, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.HSetNX(ctx, e.k.settings, "slot", d.Slot)
 		p.HSetNX(ctx, e.k.settings, "session_ms", d.Session.Milliseconds())
 		p.HSetNX(ctx, e.k.settings, "ticket_ttl_ms", d.TicketTTL.Milliseconds())
+		p.HSetNX(ctx, e.k.settings, "max_session_ms", d.MaxSession.Milliseconds())
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	_, err = e.Settings(ctx)
 	return err
 }
 
-// Settings reads the queue's settings from the store and caches them.
+// Settings reads the queue's settings from the store and caches them. Fields
+// the store lacks (it restarted empty) are written back from the defaults.
 func (e *Engine) Settings(ctx context.Context) (Settings, error) {
 	m, err := e.rdb.HGetAll(ctx, e.k.settings).Result()
 	if err != nil {
 		return e.cachedSettings(), err
 	}
-	s := e.opt.Defaults
-	if v, err := strconv.Atoi(m["slot"]); err == nil {
-		s.Slot = v
+	s, complete := e.parseSettings(m)
+	if !complete {
+		if err := e.initSettings(ctx); err != nil {
+			return e.cachedSettings(), err
+		}
+		if m, err = e.rdb.HGetAll(ctx, e.k.settings).Result(); err != nil {
+			return e.cachedSettings(), err
+		}
+		s, _ = e.parseSettings(m)
 	}
-	if v, err := strconv.ParseInt(m["session_ms"], 10, 64); err == nil {
-		s.Session = time.Duration(v) * time.Millisecond
-	}
-	if v, err := strconv.ParseInt(m["ticket_ttl_ms"], 10, 64); err == nil {
-		s.TicketTTL = time.Duration(v) * time.Millisecond
-	}
-	e.mu.Lock()
-	e.settings = s
-	e.mu.Unlock()
+	e.setCached(s)
 	return s, nil
 }
 
+func (e *Engine) parseSettings(m map[string]string) (Settings, bool) {
+	s := e.opt.Defaults
+	complete := true
+	ms := func(f string, d *time.Duration) {
+		if v, err := strconv.ParseInt(m[f], 10, 64); err == nil {
+			*d = time.Duration(v) * time.Millisecond
+		} else {
+			complete = false
+		}
+	}
+	if v, err := strconv.Atoi(m["slot"]); err == nil {
+		s.Slot = v
+	} else {
+		complete = false
+	}
+	ms("session_ms", &s.Session)
+	ms("ticket_ttl_ms", &s.TicketTTL)
+	ms("max_session_ms", &s.MaxSession)
+	return s, complete
+}
+
 // SetSettings stores new settings for every instance of the queue. Each
-// instance uses them from its next round (within one period).
+// instance uses them from its next round (within one period). A zero
+// MaxSession keeps the stored one.
 func (e *Engine) SetSettings(ctx context.Context, s Settings) error {
-	if err := s.validate(); err != nil {
-		return err
+	p := SettingsPatch{Slot: &s.Slot, Session: &s.Session, TicketTTL: &s.TicketTTL}
+	if s.MaxSession != 0 {
+		p.MaxSession = &s.MaxSession
 	}
-	err := e.rdb.HSet(ctx, e.k.settings,
-		"slot", s.Slot,
-		"session_ms", s.Session.Milliseconds(),
-		"ticket_ttl_ms", s.TicketTTL.Milliseconds()).Err()
-	if err != nil {
-		return err
+	_, err := e.SetSettingFields(ctx, p)
+	return err
+}
+
+// SetSettingFields writes only the fields the patch gives (HSET of those
+// fields), so a concurrent change of another field survives, and returns the
+// settings as the store then holds them.
+func (e *Engine) SetSettingFields(ctx context.Context, p SettingsPatch) (Settings, error) {
+	var args []any
+	check := e.opt.Defaults // stands in for the fields not given while validating
+	if p.Slot != nil {
+		check.Slot = *p.Slot
+		args = append(args, "slot", *p.Slot)
 	}
+	for _, f := range []struct {
+		name string
+		v    *time.Duration
+		dst  *time.Duration
+	}{{"session_ms", p.Session, &check.Session}, {"ticket_ttl_ms", p.TicketTTL, &check.TicketTTL},
+		{"max_session_ms", p.MaxSession, &check.MaxSession}} {
+		if f.v != nil {
+			*f.dst = *f.v
+			args = append(args, f.name, f.v.Milliseconds())
+		}
+	}
+	if err := check.validate(); err != nil {
+		return Settings{}, err
+	}
+	if len(args) == 0 {
+		return e.Settings(ctx)
+	}
+	if err := e.initSettings(ctx); err != nil {
+		return Settings{}, err
+	}
+	if err := e.rdb.HSet(ctx, e.k.settings, args...).Err(); err != nil {
+		return Settings{}, err
+	}
+	return e.Settings(ctx)
+}
+
+func (e *Engine) setCached(s Settings) {
 	e.mu.Lock()
 	e.settings = s
 	e.mu.Unlock()
-	return nil
 }
 
 func (e *Engine) cachedSettings() Settings {
@@ -242,4 +336,15 @@ func (e *Engine) cachedSettings() Settings {
 	return e.settings
 }
 
-func (e *Engine) nowMs() int64 { return e.clock.Now().UnixMilli() }
+// Failing returns the error of the latest round when the last few rounds in a
+// row failed (the store refuses them, or cannot be reached), nil otherwise.
+// /readyz reports it.
+func (e *Engine) Failing() error {
+	if e.failing.Load() < failingRounds {
+		return nil
+	}
+	if b, ok := e.lastErr.Load().(errBox); ok {
+		return b.err
+	}
+	return errors.New("queue: admission rounds failing")
+}

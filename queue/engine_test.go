@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 )
 
@@ -153,26 +154,25 @@ func TestTTLReclaimWithinOnePeriod(t *testing.T) {
 				needEval(t, tg, s)
 				rdb := tg.client(4)
 				defer rdb.Close()
-				clk := NewFakeClock(time.Now())
-				e := newEngine(t, rdb, testQueue(t), Options{Strategy: s, Clock: clk,
-					Period: 200 * time.Millisecond, Defaults: Settings{Slot: 1, Session: 10 * time.Second}})
-				a, _ := e.Join(bg, "a")
-				b, _ := e.Join(bg, "b")
+				q := testQueue(t)
+				e := newEngine(t, rdb, q, Options{Strategy: s,
+					Period: 200 * time.Millisecond, Defaults: Settings{Slot: 1, Session: time.Minute}})
+				a, _ := e.Join(bg, "")
+				b, _ := e.Join(bg, "")
 				r, err := e.Round(bg)
 				require.NoError(t, err)
 				require.Len(t, r.Admitted, 1)
-				dl := r.Admitted[0].Deadline
 
 				// a abandons. Until the deadline the place stays taken.
-				clk.Advance(dl.Sub(clk.Now()) - time.Millisecond)
 				r, err = e.Round(bg)
 				require.NoError(t, err)
 				require.Empty(t, r.Admitted)
 				st, _ := e.Status(bg, a.Ticket)
 				require.Equal(t, StateAdmitted, st.State)
 
-				// The first round after the deadline (at most one period later) frees it.
-				clk.Advance(time.Millisecond)
+				// The deadline passes (by the store's clock): the first round
+				// after it frees the place.
+				setDeadline(t, rdb, q, a.Ticket, -time.Millisecond)
 				r, err = e.Round(bg)
 				require.NoError(t, err)
 				require.EqualValues(t, 1, r.Reclaimed)
@@ -180,6 +180,7 @@ func TestTTLReclaimWithinOnePeriod(t *testing.T) {
 				require.Equal(t, b.Ticket, r.Admitted[0].Ticket)
 				st, _ = e.Status(bg, a.Ticket)
 				require.Equal(t, StateExpired, st.State)
+				require.Equal(t, ReasonSessionOver, st.Reason)
 			})
 		}
 	})
@@ -240,35 +241,54 @@ func TestHeartbeatNeverShortens(t *testing.T) {
 	forEachStore(t, func(t *testing.T, tg target) {
 		rdb := tg.client(4)
 		defer rdb.Close()
-		clk := NewFakeClock(time.Now())
-		e := newEngine(t, rdb, testQueue(t), Options{Strategy: Naive, Clock: clk,
+		q := testQueue(t)
+		e := newEngine(t, rdb, q, Options{Strategy: Naive,
 			Defaults: Settings{Slot: 5, Session: 10 * time.Second}})
-		u, _ := e.Join(bg, "u")
-		w, _ := e.Join(bg, "w")
+		u, _ := e.Join(bg, "")
+		w, _ := e.Join(bg, "")
 		r, err := e.Round(bg)
 		require.NoError(t, err)
 		dl := r.Admitted[0].Deadline
+		su, _ := e.Status(bg, u.Ticket)
+		sess, _, err := e.Enter(bg, su.Pass)
+		require.NoError(t, err)
 
-		require.NoError(t, e.SetSettings(bg, Settings{Slot: 5, Session: time.Second, TicketTTL: time.Minute}))
-		got, err := e.Heartbeat(bg, u.Ticket)
+		require.NoError(t, e.SetSettings(bg, Settings{Slot: 5, Session: time.Second, TicketTTL: time.Minute, MaxSession: time.Hour}))
+		got, err := e.Heartbeat(bg, sess)
 		require.NoError(t, err)
 		require.Equal(t, dl, got, "a shorter session setting does not shorten a session")
 
-		clk.Advance(9500 * time.Millisecond)
-		got, err = e.Heartbeat(bg, u.Ticket)
+		// Half a second before the end a heartbeat extends it to now + 1 s.
+		before := setDeadline(t, rdb, q, u.Ticket, 500*time.Millisecond)
+		got, err = e.Heartbeat(bg, sess)
 		require.NoError(t, err)
-		require.Equal(t, clk.Now().Add(time.Second).UnixMilli(), got.UnixMilli())
+		require.Greater(t, got.UnixMilli(), before.UnixMilli())
 		st, _ := e.Status(bg, u.Ticket)
 		require.Equal(t, got, st.ExpiresAt)
 
+		_, err = e.Heartbeat(bg, e.SignTicket(u.Ticket))
+		require.ErrorIs(t, err, ErrForged, "the waiting-room ticket cannot heartbeat")
+		_, err = e.Heartbeat(bg, su.Pass)
+		require.ErrorIs(t, err, ErrForged, "nor can the pass")
+
 		_, err = e.Release(bg, w.Ticket)
 		require.NoError(t, err)
-		_, err = e.Heartbeat(bg, w.Ticket)
-		require.ErrorIs(t, err, ErrNotAdmitted)
-		clk.Advance(2 * time.Second)
-		_, err = e.Heartbeat(bg, u.Ticket)
+		setDeadline(t, rdb, q, u.Ticket, -time.Millisecond)
+		_, err = e.Heartbeat(bg, sess)
 		require.ErrorIs(t, err, ErrNotAdmitted, "the session ran out")
 	})
+}
+
+// setDeadline moves a session's deadline to the store's now + d and returns it.
+func setDeadline(t *testing.T, rdb *redis.Client, q, id string, d time.Duration) time.Time {
+	t.Helper()
+	now, err := rdb.Time(bg).Result()
+	require.NoError(t, err)
+	dl := now.Add(d).UnixMilli()
+	n, err := rdb.ZAddXX(bg, newKeys(q).active, redis.Z{Score: float64(dl), Member: id}).Result()
+	require.NoError(t, err)
+	_ = n
+	return time.UnixMilli(dl)
 }
 
 func TestSettingsAreShared(t *testing.T) {
@@ -335,7 +355,7 @@ func TestTicketTokens(t *testing.T) {
 	require.Equal(t, id, got)
 	_, err = other.VerifyTicket(tok)
 	require.ErrorIs(t, err, ErrForged, "signed with another secret")
-	for _, bad := range []string{"", ".", id, id + ".", "zz" + tok[2:], tok + "a", e.passFor(id)} {
+	for _, bad := range []string{"", ".", id, id + ".", "zz" + tok[2:], tok + "a", e.passFor(id, "1")} {
 		_, err = e.VerifyTicket(bad)
 		require.ErrorIs(t, err, ErrForged, "token %q", bad)
 	}
@@ -345,4 +365,25 @@ func TestTicketTokens(t *testing.T) {
 	require.Error(t, err, "no secret")
 	_, err = ParseStrategy("fast")
 	require.Error(t, err)
+}
+
+// FuzzTokens: verifying any string never panics, and whatever a verifier
+// accepts is exactly what the signer makes for its payload.
+func FuzzTokens(f *testing.F) {
+	e, _ := New(nil, "q", Options{Secret: testSecret})
+	id := "0123456789abcdef01234567"
+	f.Add(e.SignTicket(id))
+	f.Add(e.passFor(id, "42"))
+	f.Add(e.sessionFor(id, "ab12"))
+	f.Add("x.y.z")
+	f.Fuzz(func(t *testing.T, tok string) {
+		if got, err := e.VerifyTicket(tok); err == nil && e.SignTicket(got) != tok {
+			t.Fatalf("ticket %q accepted as %q", tok, got)
+		}
+		for _, d := range []string{domainPass, domainSession} {
+			if id, nonce, ok := e.sig.verifyAdmission(d, tok); ok && e.sig.sign(d, id+"."+nonce) != tok {
+				t.Fatalf("%s %q accepted as %q %q", d, tok, id, nonce)
+			}
+		}
+	})
 }

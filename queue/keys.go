@@ -2,21 +2,24 @@ package queue
 
 // Key layout. Every key of one queue carries the hash tag {<queue>}, so a
 // queue lives in a single Redis Cluster slot and multi-key commands, MULTI and
-// scripts work there unchanged.
+// scripts work there unchanged. TTLs are kept by the store's clock.
 //
-//	wr:{q}:waiting       sorted set  member ticket, score arrival number (INCR)
-//	wr:{q}:active        sorted set  member ticket, score session deadline (unix ms)
-//	wr:{q}:seq           string      arrival counter
-//	wr:{q}:settings      hash        slot, session_ms, ticket_ttl_ms
-//	wr:{q}:leader        string      lease holder of the leader strategy (PX)
-//	wr:{q}:admitted      string      admissions so far (INCRBY)
-//	wr:{q}:rate          hash        admissions per unix second, the last ~2 minutes
-//	wr:{q}:alive:<t>     string      liveness of a waiting ticket (PX ticket TTL)
-//	wr:{q}:pass:<t>      string      unused pass of an admitted ticket (PX session)
-//	wr:{q}:user:<u>      string      ticket of user u, for idempotent join
+//	wr:{q}:waiting    sorted set  member ticket, score arrival number (INCR seq)      no TTL
+//	wr:{q}:expiry     sorted set  member waiting ticket, score liveness deadline (ms)  no TTL
+//	wr:{q}:active     sorted set  member ticket, score session deadline (unix ms)     no TTL
+//	wr:{q}:seq        string      arrival counter                                     no TTL
+//	wr:{q}:settings   hash        slot, session_ms, ticket_ttl_ms, max_session_ms     no TTL
+//	wr:{q}:leader     string      lease holder of the leader strategy                 PX period+margin
+//	wr:{q}:admitted   string      admissions so far (also the atomic strategy's nonces) no TTL
+//	wr:{q}:rate       hash        admissions per unix second (store clock)            fields pruned after 2 min
+//	wr:{q}:t:<t>      hash        ticket: u user, n nonce, a admitted, e entered, x end  ticket TTL / session + ticket TTL
+//	wr:{q}:user:<u>   string      ticket of user u, for idempotent join               same as wr:{q}:t:<t>
+//	wr:{q}:round:<i>  string      instance i is inside a round (only with MarkRounds)  PX 10 s
+//	rate:wr:{q}:join:<ip>  string  join limit of one client IP (redis_rate, GCRA)    until the bucket refills
 type keys struct {
 	prefix   string // "wr:{q}:"
 	waiting  string
+	expiry   string
 	active   string
 	seq      string
 	settings string
@@ -30,6 +33,7 @@ func newKeys(queue string) keys {
 	return keys{
 		prefix:   p,
 		waiting:  p + "waiting",
+		expiry:   p + "expiry",
 		active:   p + "active",
 		seq:      p + "seq",
 		settings: p + "settings",
@@ -39,6 +43,11 @@ func newKeys(queue string) keys {
 	}
 }
 
-func (k keys) alive(ticket string) string { return k.prefix + "alive:" + ticket }
-func (k keys) pass(ticket string) string  { return k.prefix + "pass:" + ticket }
-func (k keys) user(user string) string    { return k.prefix + "user:" + user }
+// scriptKeys are the KEYS of scripts/waitroom.lua, in its order.
+func (k keys) scriptKeys() []string {
+	return []string{k.settings, k.waiting, k.active, k.expiry, k.seq, k.admitted, k.rate}
+}
+
+func (k keys) ticket(id string) string      { return k.prefix + "t:" + id }
+func (k keys) user(user string) string      { return k.prefix + "user:" + user }
+func (k keys) roundMark(inst string) string { return k.prefix + "round:" + inst }

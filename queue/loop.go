@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -74,21 +75,24 @@ func (e *Engine) fail(point string) bool {
 	return false
 }
 
-// Round runs one admission round: reload the settings, reclaim expired
-// sessions, admit by the strategy. Run calls it every period; tests and the
-// bench may call it directly.
+// Round runs one admission round: reclaim expired sessions, sweep dead
+// tickets, admit by the strategy, all by the store's clock. Run calls it every
+// period; tests and the bench may call it directly.
 func (e *Engine) Round(ctx context.Context) (RoundResult, error) {
 	var r RoundResult
 	if e.fail("round:start") {
 		return r, ErrKilled
 	}
-	set, err := e.Settings(ctx)
-	if err != nil {
-		e.c.errors.Add(1)
-		return r, err
+	if e.opt.MarkRounds {
+		if err := e.rdb.Set(ctx, e.k.roundMark(e.opt.InstanceID), 1, 10*time.Second).Err(); err != nil {
+			e.roundFailed(err)
+			return r, err
+		}
 	}
-	now := e.clock.Now()
-	err = e.strategy.admit(ctx, e, now, set, &r)
+	err := e.strategy.admit(ctx, e, &r)
+	if err == nil && e.opt.MarkRounds {
+		err = e.rdb.Del(ctx, e.k.roundMark(e.opt.InstanceID)).Err()
+	}
 	e.c.rounds.Add(1)
 	e.c.admitted.Add(uint64(len(r.Admitted)))
 	e.c.dropped.Add(uint64(r.Dropped))
@@ -108,15 +112,38 @@ func (e *Engine) Round(ctx context.Context) (RoundResult, error) {
 			e.opt.Hooks.OnAdmit(r.Admitted)
 		}
 	}
-	if err != nil && !errors.Is(err, ErrKilled) {
-		e.c.errors.Add(1)
+	switch {
+	case err == nil:
+		e.failing.Store(0)
+	case !errors.Is(err, ErrKilled):
+		e.roundFailed(err)
 	}
 	return r, err
 }
 
-// reclaim removes expired sessions (deadline <= now) from the active set.
-func (e *Engine) reclaim(ctx context.Context, now time.Time) (int64, error) {
-	return e.rdb.ZRemRangeByScore(ctx, e.k.active, "-inf", itoa(now.UnixMilli())).Result()
+func (e *Engine) roundFailed(err error) {
+	e.c.errors.Add(1)
+	e.failing.Add(1)
+	e.lastErr.Store(errBox{err})
+}
+
+// prepare starts a round of a plain-command strategy: the store's time and
+// settings (written back if lost), expired sessions reclaimed, dead waiting
+// tickets swept, in one script call.
+func (e *Engine) prepare(ctx context.Context, r *RoundResult) (now time.Time, set Settings, err error) {
+	res, err := e.script(ctx, "prepare", maxDropsPerRound).Int64Slice()
+	if err != nil {
+		return time.Time{}, Settings{}, err
+	}
+	if len(res) != 7 {
+		return time.Time{}, Settings{}, fmt.Errorf("queue: prepare script: unexpected reply %v", res)
+	}
+	ms := func(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
+	set = Settings{Slot: int(res[1]), Session: ms(res[2]), TicketTTL: ms(res[3]), MaxSession: ms(res[4])}
+	e.setCached(set)
+	r.Reclaimed = res[5]
+	r.Dropped = int(res[6])
+	return time.UnixMilli(res[0]), set, nil
 }
 
 // Run initialises the queue in the store and runs admission rounds every
@@ -150,6 +177,10 @@ func (e *Engine) Run(ctx context.Context) error {
 		case <-e.trigger:
 		}
 		_, err := e.Round(ctx)
+		if err == nil && e.failing.Load() == 0 && !lastErr.IsZero() {
+			e.log.Info("admission rounds succeed again")
+			lastErr = time.Time{}
+		}
 		switch {
 		case err == nil:
 		case errors.Is(err, ErrKilled):

@@ -29,17 +29,25 @@ type rateCache struct {
 // AdmitRate returns admissions per second over the last minute, as measured
 // by all instances together. It is cached for a second per instance.
 func (e *Engine) AdmitRate(ctx context.Context) (float64, error) {
-	now := e.clock.Now()
+	local := e.clock.Now()
 	e.mu.Lock()
 	rc := e.rate
 	e.mu.Unlock()
-	if rc.valid && now.Sub(rc.at) < rateCacheFor && now.Sub(rc.at) >= 0 {
+	if rc.valid && local.Sub(rc.at) < rateCacheFor && local.Sub(rc.at) >= 0 {
 		return rc.perS, nil
 	}
-	m, err := e.rdb.HGetAll(ctx, e.k.rate).Result()
+	// The buckets are the store's seconds, so the store's clock reads them.
+	var hm *redis.MapStringStringCmd
+	var tm *redis.TimeCmd
+	_, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		hm = p.HGetAll(ctx, e.k.rate)
+		tm = p.Time(ctx)
+		return nil
+	})
 	if err != nil {
 		return 0, err
 	}
+	m, now := hm.Val(), tm.Val()
 	nowS := now.Unix()
 	var sum int64
 	oldest := nowS + 1
@@ -75,7 +83,7 @@ func (e *Engine) AdmitRate(ctx context.Context) (float64, error) {
 		r = float64(sum) / span
 	}
 	e.mu.Lock()
-	e.rate = rateCache{at: now, perS: r, valid: true}
+	e.rate = rateCache{at: local, perS: r, valid: true}
 	e.mu.Unlock()
 	return r, nil
 }

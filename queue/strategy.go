@@ -3,7 +3,6 @@ package queue
 import (
 	"context"
 	"fmt"
-	"time"
 )
 
 // Strategy names an admission strategy.
@@ -41,7 +40,7 @@ func ParseStrategy(s string) (Strategy, error) {
 // A strategy runs the admission part of one round. It records what it did
 // in r and returns ErrKilled when a fail point killed the instance.
 type strategy interface {
-	admit(ctx context.Context, e *Engine, now time.Time, set Settings, r *RoundResult) error
+	admit(ctx context.Context, e *Engine, r *RoundResult) error
 }
 
 func newStrategy(s Strategy) (strategy, error) {
@@ -59,6 +58,7 @@ func newStrategy(s Strategy) (strategy, error) {
 	return nil, err
 }
 
-// maxDropsPerRound bounds how many dead tickets one round may discard, so a
-// round stays short when many holders left at once.
+// maxDropsPerRound bounds how many dead tickets one round may discard (at
+// the head and by the sweep of liveness deadlines), so a round stays short
+// when many holders left at once.
 const maxDropsPerRound = 1000

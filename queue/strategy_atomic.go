@@ -12,39 +12,36 @@ import (
 //	atomic:before  before the script is sent
 //	atomic:after   after the script returned, before the hooks
 //
-// The round is one script (scripts/admit.lua): reclaim, count, pop live heads
-// up to the free places, drop dead tickets, add to the active set with a
-// pass, count the admissions. The store runs a script as one command, so no
+// The round is one script (operation round of scripts/waitroom.lua): reclaim,
+// sweep dead tickets, count, pop live heads up to the free places, admit each
+// with a nonce (its admission number), count the admissions, all by the
+// store's clock. The store runs a script as one command, so no
 // observer ever sees the active set over the slot, and an instance that dies
 // at any moment has either run the whole round or none of it: nobody is lost.
 // It needs EVAL in the store.
 type atomicScript struct{}
 
-func (atomicScript) admit(ctx context.Context, e *Engine, now time.Time, set Settings, r *RoundResult) error {
+func (atomicScript) admit(ctx context.Context, e *Engine, r *RoundResult) error {
 	if e.fail("atomic:before") {
 		return ErrKilled
 	}
-	nowMs := now.UnixMilli()
-	res, err := admitScript.Run(ctx, e.rdb,
-		[]string{e.k.waiting, e.k.active, e.k.settings, e.k.admitted, e.k.rate},
-		nowMs, e.k.prefix, now.Unix(), maxDropsPerRound).Slice()
+	res, err := e.script(ctx, "round", maxDropsPerRound).Slice()
 	if err != nil {
 		return err
 	}
-	if len(res) < 3 || (len(res)-3)%2 != 0 {
-		return fmt.Errorf("queue: admit script: unexpected reply %v", res)
+	if len(res) < 4 || (len(res)-4)%3 != 0 {
+		return fmt.Errorf("queue: round script: unexpected reply %v", res)
 	}
-	r.Reclaimed = toInt(res[0])
-	r.Dropped = int(toInt(res[1]))
-	total := toInt(res[2])
-	n := int64((len(res) - 3) / 2)
-	deadline := time.UnixMilli(nowMs + set.Session.Milliseconds())
-	for i := int64(0); i < n; i++ {
-		id, _ := res[3+2*i].(string)
+	now := toInt(res[0])
+	r.Reclaimed = toInt(res[1])
+	r.Dropped = int(toInt(res[2]))
+	deadline := time.UnixMilli(now + toInt(res[3]))
+	for i := 4; i < len(res); i += 3 {
+		id, _ := res[i].(string)
 		r.Admitted = append(r.Admitted, Admission{
 			Ticket:   id,
-			Arrival:  toInt(res[4+2*i]),
-			Number:   total - n + i + 1,
+			Arrival:  toInt(res[i+1]),
+			Number:   toInt(res[i+2]),
 			Deadline: deadline,
 			Instance: e.opt.InstanceID,
 		})

@@ -2,7 +2,6 @@ package queue
 
 import (
 	"context"
-	"time"
 )
 
 // Fail points of the leader strategy:
@@ -25,12 +24,11 @@ import (
 // cannot prevent it. It also rests on SET NX being atomic in the store.
 type leader struct{}
 
-func (leader) admit(ctx context.Context, e *Engine, now time.Time, set Settings, r *RoundResult) error {
-	n, err := e.reclaim(ctx, now)
+func (leader) admit(ctx context.Context, e *Engine, r *RoundResult) error {
+	now, set, err := e.prepare(ctx, r)
 	if err != nil {
 		return err
 	}
-	r.Reclaimed = n
 	if e.fail("leader:reclaimed") {
 		return ErrKilled
 	}

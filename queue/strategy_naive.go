@@ -11,18 +11,17 @@ import (
 // Fail points of the naive strategy (the leader strategy uses the same with
 // the prefix "leader:").
 //
-//	naive:reclaimed  after ZREMRANGEBYSCORE
+//	naive:reclaimed  after the round's start (reclaim and sweep, one script)
 //	naive:counted    after ZCARD active
 //	naive:popped     after ZPOPMIN: the popped users are in neither set
-//	naive:added      after ZADD active, before the admission counter
+//	naive:added      after the add step, before the admission counter
 type naive struct{}
 
-func (naive) admit(ctx context.Context, e *Engine, now time.Time, set Settings, r *RoundResult) error {
-	n, err := e.reclaim(ctx, now)
+func (naive) admit(ctx context.Context, e *Engine, r *RoundResult) error {
+	now, set, err := e.prepare(ctx, r)
 	if err != nil {
 		return err
 	}
-	r.Reclaimed = n
 	if e.fail("naive:reclaimed") {
 		return ErrKilled
 	}
@@ -55,21 +54,21 @@ func admitNaive(ctx context.Context, e *Engine, fp string, now time.Time, set Se
 		if e.fail(fp + ":popped") {
 			return ErrKilled
 		}
-		live, err := e.liveOnly(ctx, popped)
+		live, err := e.liveOnly(ctx, popped, now)
 		if err != nil {
 			return err
 		}
 		r.Dropped += len(popped) - len(live)
 		if len(live) > 0 {
-			adm, err := e.addActive(ctx, live, now, set)
-			r.Admitted = append(r.Admitted, adm...)
+			adm, at, err := e.addActive(ctx, live, set)
 			if err != nil {
 				return err
 			}
 			if e.fail(fp + ":added") {
 				return ErrKilled
 			}
-			e.numberAdmissions(ctx, adm, now)
+			e.numberAdmissions(ctx, adm, at)
+			r.Admitted = append(r.Admitted, adm...)
 		}
 		// Dropped dead tickets left places free; fill them, within reason.
 		if len(live) == len(popped) || r.Dropped >= maxDropsPerRound {
@@ -78,56 +77,55 @@ func admitNaive(ctx context.Context, e *Engine, fp string, now time.Time, set Se
 	}
 }
 
-// liveOnly returns the popped tickets whose liveness key exists.
-func (e *Engine) liveOnly(ctx context.Context, popped []redis.Z) ([]redis.Z, error) {
-	ex := make([]*redis.IntCmd, len(popped))
+// liveOnly returns the popped tickets whose liveness deadline is after now
+// (the store's time at the start of the round). The dead ones keep their
+// expired liveness entry, so the next round's sweep ends them.
+func (e *Engine) liveOnly(ctx context.Context, popped []redis.Z, now time.Time) ([]redis.Z, error) {
+	ex := make([]*redis.FloatCmd, len(popped))
 	_, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, z := range popped {
-			ex[i] = p.Exists(ctx, e.k.alive(z.Member.(string)))
+			ex[i] = p.ZScore(ctx, e.k.expiry, z.Member.(string))
 		}
 		return nil
 	})
-	if err != nil {
+	if err != nil && err != redis.Nil {
 		return nil, err
 	}
 	live := popped[:0:0]
 	for i, z := range popped {
-		if ex[i].Val() == 1 {
+		if dl, err := ex[i].Result(); err == nil && int64(dl) > now.UnixMilli() {
 			live = append(live, z)
 		}
 	}
 	return live, nil
 }
 
-// addActive adds tickets to the active set with their session deadline and
-// writes their passes, in one MULTI so a ticket is never active without a pass.
-func (e *Engine) addActive(ctx context.Context, zs []redis.Z, now time.Time, set Settings) ([]Admission, error) {
-	deadline := now.Add(set.Session)
-	dl := float64(deadline.UnixMilli())
-	members := make([]redis.Z, len(zs))
+// addActive admits tickets at once (the add operation of the script: active
+// set, nonce, admission time, key lives), each with a fresh nonce.
+func (e *Engine) addActive(ctx context.Context, zs []redis.Z, set Settings) ([]Admission, time.Time, error) {
+	args := make([]any, 0, 2*len(zs))
 	adm := make([]Admission, len(zs))
 	for i, z := range zs {
 		id := z.Member.(string)
-		members[i] = redis.Z{Score: dl, Member: id}
-		adm[i] = Admission{Ticket: id, Arrival: int64(z.Score), Deadline: time.UnixMilli(deadline.UnixMilli()),
-			Instance: e.opt.InstanceID}
+		args = append(args, id, newNonce())
+		adm[i] = Admission{Ticket: id, Arrival: int64(z.Score), Instance: e.opt.InstanceID}
 	}
-	_, err := e.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.ZAdd(ctx, e.k.active, members...)
-		for _, a := range adm {
-			p.Set(ctx, e.k.pass(a.Ticket), "1", set.Session)
-		}
-		return nil
-	})
+	now, err := e.script(ctx, "add", args...).Int64()
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
-	return adm, nil
+	for i := range adm {
+		adm[i].Deadline = time.UnixMilli(now + min(set.Session, set.MaxSession).Milliseconds())
+	}
+	return adm, time.UnixMilli(now), nil
 }
 
 // numberAdmissions records admissions in the shared counter and rate and
 // numbers them from the counter. A failure here loses only the numbers.
 func (e *Engine) numberAdmissions(ctx context.Context, adm []Admission, now time.Time) {
+	if len(adm) == 0 {
+		return
+	}
 	total, err := e.recordAdmissions(ctx, len(adm), now)
 	if err != nil {
 		return

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -9,7 +10,7 @@ import (
 
 // Fail points of the optimistic strategy:
 //
-//	optimistic:reclaimed   after ZREMRANGEBYSCORE
+//	optimistic:reclaimed   after the round's start (reclaim and sweep, one script)
 //	optimistic:popped      after ZPOPMIN: the user is in neither set (dying here loses them)
 //	optimistic:reserved    after ZADD active: the user holds a place, maybe one too many
 //	optimistic:counted     after ZCARD active
@@ -22,14 +23,19 @@ import (
 // is needed and every instance admits. An observer may see the active set at
 // slot + (instances - 1) for a moment (reservations about to be undone), and
 // a user popped by an instance that dies before the ZADD is lost.
+//
+// A reservation is not an admission: the user is told "admitted" and gets a
+// pass only after the count, when the confirm step writes the admission's
+// nonce (Status shows a reservation as waiting at the head). A user rolled
+// back and admitted again gets a new nonce, so a pass of the first admission
+// never works.
 type optimistic struct{}
 
-func (optimistic) admit(ctx context.Context, e *Engine, now time.Time, set Settings, r *RoundResult) error {
-	n, err := e.reclaim(ctx, now)
+func (optimistic) admit(ctx context.Context, e *Engine, r *RoundResult) error {
+	now, set, err := e.prepare(ctx, r)
 	if err != nil {
 		return err
 	}
-	r.Reclaimed = n
 	if e.fail("optimistic:reclaimed") {
 		return ErrKilled
 	}
@@ -52,21 +58,21 @@ func (optimistic) admit(ctx context.Context, e *Engine, now time.Time, set Setti
 		}
 		z := popped[0]
 		id := z.Member.(string)
-		alive, err := e.rdb.Exists(ctx, e.k.alive(id)).Result()
+		live, err := e.liveOnly(ctx, popped, now)
 		if err != nil {
 			// Put the user back before giving up the round.
 			e.rdb.ZAdd(ctx, e.k.waiting, z)
 			return err
 		}
-		if alive == 0 {
+		if len(live) == 0 {
 			r.Dropped++
 			if r.Dropped >= maxDropsPerRound {
 				return nil
 			}
 			continue
 		}
-		adm, err := e.addActive(ctx, []redis.Z{z}, now, set)
-		if err != nil {
+		deadline := now.Add(min(set.Session, set.MaxSession))
+		if err := e.rdb.ZAdd(ctx, e.k.active, redis.Z{Score: float64(deadline.UnixMilli()), Member: id}).Err(); err != nil {
 			e.rdb.ZAdd(ctx, e.k.waiting, z)
 			return err
 		}
@@ -75,19 +81,14 @@ func (optimistic) admit(ctx context.Context, e *Engine, now time.Time, set Setti
 		}
 		count, err := e.rdb.ZCard(ctx, e.k.active).Result()
 		if err != nil {
-			return err // the reservation stands: the user is admitted, uncounted
+			return err // the reservation stands unconfirmed: reclaimed at its deadline
 		}
 		if e.fail("optimistic:counted") {
 			return ErrKilled
 		}
 		if count > int64(set.Slot) {
 			// Over the cap: undo and put the user back where they were.
-			_, err := e.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-				p.ZRem(ctx, e.k.active, id)
-				p.Del(ctx, e.k.pass(id))
-				return nil
-			})
-			if err != nil {
+			if err := e.rdb.ZRem(ctx, e.k.active, id).Err(); err != nil {
 				return err
 			}
 			if e.fail("optimistic:unreserved") {
@@ -96,6 +97,21 @@ func (optimistic) admit(ctx context.Context, e *Engine, now time.Time, set Setti
 			r.Rollbacks++
 			return e.rdb.ZAdd(ctx, e.k.waiting, z).Err()
 		}
+		nonce := newNonce()
+		res, err := e.script(ctx, "confirm", id, nonce, int64(z.Score)).Int64Slice()
+		if err != nil {
+			return err
+		}
+		if len(res) != 2 {
+			return fmt.Errorf("queue: confirm script: unexpected reply %v", res)
+		}
+		now = time.UnixMilli(res[1]) // the next reservation's deadline counts from here
+		if res[0] == 0 {
+			r.Rollbacks++ // ran out before it was confirmed: back in the queue
+			continue
+		}
+		adm := []Admission{{Ticket: id, Arrival: int64(z.Score), Deadline: time.UnixMilli(deadline.UnixMilli()),
+			Instance: e.opt.InstanceID}}
 		e.numberAdmissions(ctx, adm, now)
 		r.Admitted = append(r.Admitted, adm...)
 	}

@@ -3,9 +3,8 @@ package queue
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // State of a ticket as a user sees it.
@@ -17,11 +16,19 @@ const (
 	StateExpired  State = "expired"
 )
 
-// Reasons a ticket is expired.
+// Reasons a ticket is over (Status.Reason), exactly as the API reports them.
 const (
-	ReasonStoppedPolling = "stopped polling"  // liveness key ran out while waiting
-	ReasonSessionEnded   = "session ended"    // admitted, then released or reclaimed
-	ReasonNotFound       = "not in the queue" // released, dropped at the head, or never joined
+	ReasonReleased    = "released"     // released by its holder or the protected site
+	ReasonSessionOver = "session_over" // admitted, and the session ran out (or hit the max session)
+	ReasonExpired     = "expired"      // waiting, and stopped polling for a ticket TTL
+	ReasonNotFound    = "not_found"    // never joined, or ended longer than a ticket TTL ago
+)
+
+// Errors of the session operations.
+var (
+	// ErrEntered: the ticket's admission was entered; only the session token
+	// that Enter returned may end it.
+	ErrEntered = errors.New("queue: the session was entered; release it with its session token")
 )
 
 // Status is what a ticket holder is told.
@@ -34,220 +41,185 @@ type Status struct {
 	ETA      time.Duration // estimated wait; valid only when HasETA
 	HasETA   bool          // false until the queue has an admission rate
 
-	// Admitted.
-	Pass      string    // single-use pass for Enter
+	// Admitted (confirmed: an optimistic reservation that may still be
+	// rolled back shows as waiting at position 0).
+	Pass      string    // single-use pass for Enter, valid for this admission only
 	ExpiresAt time.Time // session deadline
 
-	// Expired.
+	// Expired: one of the Reason constants.
 	Reason string
 }
 
-// userTTL bounds how long join stays idempotent for a user id.
-const userTTL = time.Hour
-
-// Join puts a user in the queue and returns the new ticket's status. With a
-// non-empty user id, joining again while the user's ticket is still waiting or
-// admitted returns that ticket (idempotent join).
+// Join puts a user in the queue and returns the new ticket's status, in one
+// atomic step (arrival number, waiting set, liveness, user key), so arrival
+// order is queue order. With a non-empty user id, joining again while the
+// user's ticket is still waiting or admitted returns that ticket; concurrent
+// joins of one user get one ticket. The user id must be one the caller
+// vouches for (the HTTP layer accepts only ids signed by the protected site).
 func (e *Engine) Join(ctx context.Context, user string) (Status, error) {
-	set := e.cachedSettings()
-	for attempt := 0; ; attempt++ {
-		if user != "" {
-			old, err := e.rdb.Get(ctx, e.k.user(user)).Result()
-			if err != nil && err != redis.Nil {
-				return Status{}, err
-			}
-			if old != "" {
-				st, err := e.Status(ctx, old)
-				if err != nil {
-					return Status{}, err
-				}
-				if st.State != StateExpired {
-					return st, nil
-				}
-				// The user's old ticket is over; forget it (only if still mapped to it)
-				// and join afresh. Two concurrent re-joins of one user racing here may
-				// both get tickets; the window is one round trip.
-				if cur, _ := e.rdb.Get(ctx, e.k.user(user)).Result(); cur == old {
-					e.rdb.Del(ctx, e.k.user(user))
-				}
-			}
-		}
-		seq, err := e.rdb.Incr(ctx, e.k.seq).Result()
-		if err != nil {
-			return Status{}, err
-		}
-		id := newTicketID()
-		if user != "" {
-			ok, err := e.rdb.SetNX(ctx, e.k.user(user), id, userTTL).Result()
-			if err != nil {
-				return Status{}, err
-			}
-			if !ok {
-				if attempt >= 3 {
-					return Status{}, errors.New("queue: join: user key contended")
-				}
-				continue // another join for this user won; return its ticket
-			}
-		}
-		// The liveness key goes first so admission never sees a waiting ticket
-		// without one.
-		var rank *redis.IntCmd
-		_, err = e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			p.Set(ctx, e.k.alive(id), user, set.TicketTTL)
-			p.ZAdd(ctx, e.k.waiting, redis.Z{Score: float64(seq), Member: id})
-			rank = p.ZRank(ctx, e.k.waiting, id)
-			return nil
-		})
-		if err != nil && err != redis.Nil {
-			return Status{}, err
-		}
-		e.c.joins.Add(1)
-		pos, err := rank.Result()
-		if err == redis.Nil {
-			// Admitted between ZADD and ZRANK (possible with a short queue).
-			return e.Status(ctx, id)
-		}
-		st := Status{Ticket: id, State: StateWaiting, Position: pos}
-		e.fillETA(ctx, &st)
-		return st, nil
+	res, err := e.script(ctx, "join", newTicketID(), user).Slice()
+	if err != nil {
+		return Status{}, err
 	}
+	if len(res) != 3 {
+		return Status{}, fmt.Errorf("queue: join script: unexpected reply %v", res)
+	}
+	id, _ := res[0].(string)
+	if toInt(res[1]) == 0 { // the user's live ticket
+		return e.Status(ctx, id)
+	}
+	e.c.joins.Add(1)
+	st := Status{Ticket: id, State: StateWaiting, Position: toInt(res[2])}
+	e.fillETA(ctx, &st)
+	return st, nil
 }
 
 // Status reports a ticket's state and keeps a waiting ticket alive (a poll
-// refreshes its liveness key). A waiting ticket whose liveness key ran out is
-// removed and reported expired.
+// pushes its liveness deadline to now + ticket TTL).
 func (e *Engine) Status(ctx context.Context, id string) (Status, error) {
-	if !validTicketID(id) {
-		return Status{Ticket: id, State: StateExpired, Reason: ReasonNotFound}, nil
+	sts, err := e.Statuses(ctx, []string{id})
+	if err != nil {
+		return Status{}, err
 	}
-	set := e.cachedSettings()
-	// A ticket moves waiting -> active; ask for waiting first so a move in
-	// between is seen as admitted, not lost. The optimistic and naive
-	// strategies hold a popped ticket in neither set for a few round trips, so
-	// "in neither" is retried briefly before it counts as expired.
-	for attempt := 0; ; attempt++ {
-		var rank *redis.IntCmd
-		var score *redis.FloatCmd
-		var alive *redis.BoolCmd
-		_, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			rank = p.ZRank(ctx, e.k.waiting, id)
-			score = p.ZScore(ctx, e.k.active, id)
-			alive = p.PExpire(ctx, e.k.alive(id), set.TicketTTL)
-			return nil
-		})
-		if err != nil && err != redis.Nil {
-			return Status{}, err
+	return sts[0], nil
+}
+
+// Statuses is Status for many tickets in one store call (the event streams of
+// one queue on one instance share it).
+func (e *Engine) Statuses(ctx context.Context, ids []string) ([]Status, error) {
+	out := make([]Status, len(ids))
+	var ask []any
+	var at []int
+	for i, id := range ids {
+		out[i] = Status{Ticket: id, State: StateExpired, Reason: ReasonNotFound}
+		if validTicketID(id) {
+			ask = append(ask, id)
+			at = append(at, i)
 		}
-		if pos, err := rank.Result(); err == nil {
-			if !alive.Val() {
-				e.rdb.ZRem(ctx, e.k.waiting, id)
-				return Status{Ticket: id, State: StateExpired, Reason: ReasonStoppedPolling}, nil
+	}
+	if len(ask) == 0 {
+		return out, nil
+	}
+	res, err := e.script(ctx, "status", ask...).Slice()
+	if err != nil {
+		return nil, err
+	}
+	if len(res) != len(ask) {
+		return nil, fmt.Errorf("queue: status script: %d answers for %d tickets", len(res), len(ask))
+	}
+	rate := -1.0
+	for j, r := range res {
+		st := &out[at[j]]
+		v, _ := r.([]any)
+		if len(v) < 2 {
+			return nil, fmt.Errorf("queue: status script: unexpected answer %v", r)
+		}
+		switch v[0] {
+		case "w":
+			st.State, st.Position = StateWaiting, toInt(v[1])
+			if rate < 0 {
+				rate, _ = e.AdmitRate(ctx)
 			}
-			st := Status{Ticket: id, State: StateWaiting, Position: pos}
-			e.fillETA(ctx, &st)
-			return st, nil
-		}
-		if dl, err := score.Result(); err == nil {
-			if int64(dl) > e.nowMs() {
-				return Status{Ticket: id, State: StateAdmitted, Pass: e.passFor(id),
-					ExpiresAt: time.UnixMilli(int64(dl))}, nil
+			if rate > 0 {
+				st.ETA = time.Duration(float64(st.Position+1) / rate * float64(time.Second))
+				st.HasETA = true
 			}
-			return Status{Ticket: id, State: StateExpired, Reason: ReasonSessionEnded}, nil
-		}
-		if attempt >= 3 || !alive.Val() {
-			return Status{Ticket: id, State: StateExpired, Reason: ReasonNotFound}, nil
-		}
-		select {
-		case <-ctx.Done():
-			return Status{}, ctx.Err()
-		case <-time.After(time.Duration(attempt+1) * 2 * time.Millisecond):
+		case "a":
+			nonce := fmt.Sprint(v[2])
+			st.State, st.ExpiresAt, st.Pass = StateAdmitted, time.UnixMilli(toInt(v[1])), e.passFor(st.Ticket, nonce)
+		default:
+			st.Reason = fmt.Sprint(v[1])
 		}
 	}
+	return out, nil
 }
 
-// Heartbeat extends an admitted ticket's session to now + session; it never
-// shortens it. It returns the deadline, or ErrNotAdmitted.
-func (e *Engine) Heartbeat(ctx context.Context, id string) (time.Time, error) {
-	set := e.cachedSettings()
-	dl, err := e.rdb.ZScore(ctx, e.k.active, id).Result()
-	if err == redis.Nil {
-		return time.Time{}, ErrNotAdmitted
-	}
-	if err != nil {
-		return time.Time{}, err
-	}
-	now := e.nowMs()
-	old := int64(dl)
-	if old <= now {
-		return time.Time{}, ErrNotAdmitted
-	}
-	next := now + set.Session.Milliseconds()
-	if next <= old {
-		return time.UnixMilli(old), nil
-	}
-	// XX: a session reclaimed meanwhile stays gone. Concurrent heartbeats both
-	// write a value >= the old deadline, so none shortens it.
-	var n *redis.IntCmd
-	_, err = e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		n = p.ZAddArgs(ctx, e.k.active, redis.ZAddArgs{XX: true, Ch: true,
-			Members: []redis.Z{{Score: float64(next), Member: id}}})
-		p.PExpire(ctx, e.k.pass(id), time.Duration(next-now)*time.Millisecond)
-		return nil
-	})
-	if err != nil {
-		return time.Time{}, err
-	}
-	if n.Val() == 0 {
-		return time.Time{}, ErrNotAdmitted
-	}
-	return time.UnixMilli(next), nil
-}
-
-// Release ends a ticket: an admitted user leaves the active set (and this
-// instance runs an admission round at once), a waiting user leaves the queue.
-// It reports whether the ticket was waiting or admitted.
-func (e *Engine) Release(ctx context.Context, id string) (bool, error) {
-	var act, wait *redis.IntCmd
-	_, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		act = p.ZRem(ctx, e.k.active, id)
-		wait = p.ZRem(ctx, e.k.waiting, id)
-		p.Del(ctx, e.k.pass(id), e.k.alive(id))
-		return nil
-	})
-	if err != nil {
-		return false, err
-	}
-	if act.Val() > 0 {
-		e.c.releases.Add(1)
-		e.Trigger()
-	}
-	return act.Val()+wait.Val() > 0, nil
-}
-
-// Enter consumes a pass. Exactly one of any number of concurrent calls with
-// the same pass succeeds (GETDEL is one atomic command); the others get
-// ErrPassUsed. A pass whose session ended gives ErrPassExpired, a forged one
-// ErrForged. On success it returns the ticket id and the session deadline.
-func (e *Engine) Enter(ctx context.Context, pass string) (string, time.Time, error) {
-	id, ok := e.sig.verify(domainPass, pass)
+// Enter consumes a pass and returns the entered session's token, the only
+// credential that can extend or end the session. Exactly one of any number of
+// concurrent calls with the same pass succeeds (the script checks and marks
+// the admission in one step); the others get ErrPassUsed. A pass of an
+// admission that is over, or of an earlier admission of the same ticket,
+// gives ErrPassExpired, a forged one ErrForged.
+func (e *Engine) Enter(ctx context.Context, pass string) (session string, deadline time.Time, err error) {
+	id, nonce, ok := e.sig.verifyAdmission(domainPass, pass)
 	if !ok {
 		return "", time.Time{}, ErrForged
 	}
-	_, gerr := e.rdb.GetDel(ctx, e.k.pass(id)).Result()
-	if gerr != nil && gerr != redis.Nil {
-		return "", time.Time{}, gerr
-	}
-	dl, err := e.rdb.ZScore(ctx, e.k.active, id).Result()
-	if err != nil && err != redis.Nil {
+	res, err := e.script(ctx, "enter", id, nonce).Slice()
+	if err != nil {
 		return "", time.Time{}, err
 	}
-	live := err == nil && int64(dl) > e.nowMs()
-	switch {
-	case !live:
-		return id, time.Time{}, ErrPassExpired
-	case gerr == redis.Nil:
-		return id, time.Time{}, ErrPassUsed
+	switch res[0] {
+	case "ok":
+		e.c.enters.Add(1)
+		return e.sessionFor(id, nonce), time.UnixMilli(toInt(res[1])), nil
+	case "used":
+		return "", time.Time{}, ErrPassUsed
 	}
-	e.c.enters.Add(1)
-	return id, time.UnixMilli(int64(dl)), nil
+	return "", time.Time{}, ErrPassExpired
+}
+
+// Heartbeat extends an entered session to now + session (store clock); it
+// never shortens it and never extends it past admission + MaxSession. It
+// takes the session token Enter returned and returns the deadline, or
+// ErrNotAdmitted when the session is over (or the token is of an earlier
+// admission), ErrForged for anything but a session token.
+func (e *Engine) Heartbeat(ctx context.Context, session string) (time.Time, error) {
+	id, nonce, ok := e.sig.verifyAdmission(domainSession, session)
+	if !ok {
+		return time.Time{}, ErrForged
+	}
+	res, err := e.script(ctx, "heartbeat", id, nonce).Slice()
+	if err != nil {
+		return time.Time{}, err
+	}
+	if res[0] != "ok" {
+		return time.Time{}, ErrNotAdmitted
+	}
+	return time.UnixMilli(toInt(res[1])), nil
+}
+
+// Release ends a ticket whatever its state, for a trusted caller (tests, the
+// bench): an admitted user leaves the active set (and this instance runs an
+// admission round at once), a waiting user leaves the queue. It reports
+// whether the ticket held a place.
+func (e *Engine) Release(ctx context.Context, id string) (bool, error) {
+	return e.release(ctx, id, "", "any")
+}
+
+// Leave is Release for the holder of the waiting-room ticket: it leaves the
+// queue or gives back an admission not entered yet, and refuses an entered
+// session with ErrEntered (that needs ReleaseSession).
+func (e *Engine) Leave(ctx context.Context, id string) (bool, error) {
+	return e.release(ctx, id, "", "ticket")
+}
+
+// ReleaseSession ends the entered session a session token names.
+func (e *Engine) ReleaseSession(ctx context.Context, session string) (bool, error) {
+	id, nonce, ok := e.sig.verifyAdmission(domainSession, session)
+	if !ok {
+		return false, ErrForged
+	}
+	return e.release(ctx, id, nonce, "session")
+}
+
+func (e *Engine) release(ctx context.Context, id, nonce, mode string) (bool, error) {
+	if !validTicketID(id) {
+		return false, nil
+	}
+	n, err := e.script(ctx, "release", id, nonce, mode).Int64()
+	if err != nil {
+		return false, err
+	}
+	switch n {
+	case -1:
+		return false, ErrEntered
+	case -2:
+		return false, nil // a session token of an earlier admission
+	}
+	if n > 0 {
+		e.c.releases.Add(1)
+		e.Trigger()
+	}
+	return n > 0, nil
 }

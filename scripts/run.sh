@@ -16,7 +16,7 @@ QUEUE_PORTS=(${QUEUE_PORTS:-8081 8082 8083})
 TARGET_PORT=${TARGET_PORT:-9000}
 SLOT=${SLOT:-100}
 CROWD=${CROWD:-150}
-ADMIN_TOKEN=${ADMIN_TOKEN:-dev-admin-token}
+ADMIN_TOKEN=${ADMIN_TOKEN:-dev-admin-token-dev-admin-token-dev}
 QUEUE=demo
 
 pids=()

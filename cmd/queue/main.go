@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/signal"
 	"strings"
@@ -41,12 +42,13 @@ const minSecretLen = 32
 
 type globals struct {
 	listen, redisURL, secret, adminToken, targetURL, instanceID string
-	logLevel, logFormat                                         string
-	redisCluster, dev                                           bool
-	slot                                                        int
-	session, ticketTTL, period, shutdownTimeout                 time.Duration
+	logLevel, logFormat, joinKey, trustedProxies                string
+	redisCluster, dev, markRounds                               bool
+	slot, joinRate, maxStreams, maxStreamsPerTicket             int
+	session, ticketTTL, maxSession, period, shutdownTimeout     time.Duration
 	strategy                                                    queue.Strategy
 	queues                                                      queueList
+	proxies                                                     []netip.Prefix
 }
 
 func main() {
@@ -63,14 +65,21 @@ func run(args []string) int {
 	fs.IntVar(&g.slot, "slot", queue.DefaultSettings.Slot, "default cap of admitted users per queue (the store's value wins once set)")
 	fs.DurationVar(&g.session, "session", queue.DefaultSettings.Session, "default session length of an admitted user without heartbeat")
 	fs.DurationVar(&g.ticketTTL, "ticket-ttl", queue.DefaultSettings.TicketTTL, "default life of a waiting ticket without a status poll")
+	fs.DurationVar(&g.maxSession, "max-session", queue.DefaultSettings.MaxSession, "default longest session from admission; heartbeats stop extending past it")
 	fs.DurationVar(&g.period, "period", 200*time.Millisecond, "admission period")
+	fs.StringVar(&g.joinKey, "join-key", "", "HMAC key the protected site signs user ids with (user, expires, sig); empty: anonymous joins only")
+	fs.IntVar(&g.joinRate, "join-rate", 60, "joins per minute one client IP may make, shared by all instances through the store (0: no limit)")
+	fs.StringVar(&g.trustedProxies, "trusted-proxies", "", "comma-separated CIDRs of proxies whose X-Forwarded-For is believed (empty: none)")
+	fs.IntVar(&g.maxStreams, "max-streams", 10000, "event streams this instance serves at once; beyond: 429")
+	fs.IntVar(&g.maxStreamsPerTicket, "max-streams-per-ticket", 2, "event streams one ticket may hold on this instance; beyond: 429")
+	fs.BoolVar(&g.markRounds, "mark-rounds", false, "diagnostics: mark each admission round in the store (wr:{q}:round:<instance>), two more commands per round")
 	g.strategy = queue.Atomic
 	fs.Var((*strategyFlag)(&g.strategy), "strategy", "admission `strategy`: naive, leader, optimistic or atomic")
 	fs.StringVar(&g.secret, "secret", "", "HMAC secret shared by all instances, at least 32 bytes (required unless --dev)")
-	fs.StringVar(&g.adminToken, "admin-token", "", "bearer token for PUT /v1/queues/{q} (empty: admin API off)")
+	fs.StringVar(&g.adminToken, "admin-token", "", "bearer token for PUT /v1/queues/{q}, at least 32 bytes unless --dev (empty: admin API off)")
 	fs.StringVar(&g.targetURL, "target-url", "", "where admitted users are sent, with ?pass=...")
 	fs.StringVar(&g.instanceID, "instance-id", "", "this instance's name in logs and leases (default hostname:port)")
-	fs.BoolVar(&g.dev, "dev", false, "development mode: allow a missing or short secret")
+	fs.BoolVar(&g.dev, "dev", false, "development mode: allow a missing or short secret and a short admin token")
 	fs.StringVar(&g.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&g.logFormat, "log-format", "text", "text or json")
 	fs.DurationVar(&g.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long requests in flight may take on SIGTERM")
@@ -122,6 +131,25 @@ func (g *globals) check(log *slog.Logger) error {
 		log.Warn("dev mode: the secret is shorter than 32 bytes")
 	default:
 		return fmt.Errorf("--secret (QUEUE_SECRET) must be at least %d bytes and the same on every instance; --dev allows a short one", minSecretLen)
+	}
+	switch {
+	case g.adminToken == "" || len(g.adminToken) >= minSecretLen:
+	case g.dev:
+		log.Warn("dev mode: the admin token is shorter than 32 bytes")
+	default:
+		return fmt.Errorf("--admin-token (QUEUE_ADMIN_TOKEN) must be at least %d bytes; --dev allows a short one", minSecretLen)
+	}
+	if g.trustedProxies != "" {
+		for _, c := range strings.Split(g.trustedProxies, ",") {
+			p, err := netip.ParsePrefix(strings.TrimSpace(c))
+			if err != nil {
+				return fmt.Errorf("--trusted-proxies: %q is not a CIDR (like 10.0.0.0/8)", c)
+			}
+			g.proxies = append(g.proxies, p.Masked())
+		}
+	}
+	if g.joinRate < 0 || g.maxStreams < 1 || g.maxStreamsPerTicket < 1 || g.maxSession <= 0 {
+		return errors.New("--join-rate must be >= 0, --max-streams, --max-streams-per-ticket and --max-session positive")
 	}
 	if len(g.queues) == 0 {
 		g.queues = queueList{{name: "tickets", set: map[string]bool{}}}
@@ -201,7 +229,6 @@ func serve(g globals, log *slog.Logger) error {
 	var api *httpapi.Server
 	var engines []*queue.Engine
 	var rooms []httpapi.Queue
-	needEval := false
 	for _, spec := range g.queues {
 		spec := spec.withDefaults(g)
 		name := spec.name
@@ -210,8 +237,10 @@ func serve(g globals, log *slog.Logger) error {
 			Period:     spec.period,
 			InstanceID: g.instanceID,
 			Secret:     []byte(g.secret),
-			Defaults:   queue.Settings{Slot: spec.slot, Session: spec.session, TicketTTL: spec.ticketTTL},
+			Defaults: queue.Settings{Slot: spec.slot, Session: spec.session, TicketTTL: spec.ticketTTL,
+				MaxSession: spec.maxSession},
 			Logger:     log,
+			MarkRounds: g.markRounds,
 			Hooks: queue.Hooks{OnAdmit: func([]queue.Admission) {
 				if api != nil {
 					api.Notify(name)
@@ -221,19 +250,24 @@ func serve(g globals, log *slog.Logger) error {
 		if err != nil {
 			return err
 		}
-		needEval = needEval || spec.strategy == queue.Atomic
 		engines = append(engines, eng)
-		rooms = append(rooms, httpapi.Queue{Engine: eng, TargetURL: spec.targetURL})
+		rate := spec.joinRate
+		if rate == 0 {
+			rate = -1 // httpapi: 0 would mean "the default"
+		}
+		rooms = append(rooms, httpapi.Queue{Engine: eng, TargetURL: spec.targetURL, JoinKey: []byte(spec.joinKey),
+			JoinRate: rate})
 		log.Info("queue", "queue", name, "strategy", spec.strategy, "slot", spec.slot, "session", spec.session,
 			"ticket_ttl", spec.ticketTTL, "period", spec.period, "target_url", spec.targetURL)
 	}
-	if err := probeStore(rdb, needEval, log); err != nil {
+	if err := probeStore(rdb, log); err != nil {
 		return err
 	}
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	api, err = httpapi.New(httpapi.Config{Queues: rooms, Store: rdb, AdminToken: g.adminToken, Logger: log, Registry: reg})
+	api, err = httpapi.New(httpapi.Config{Queues: rooms, Store: rdb, AdminToken: g.adminToken, Logger: log, Registry: reg,
+		MaxStreams: g.maxStreams, MaxStreamsPerTicket: g.maxStreamsPerTicket, TrustedProxies: g.proxies})
 	if err != nil {
 		return err
 	}
@@ -300,10 +334,10 @@ func serve(g globals, log *slog.Logger) error {
 
 // probeStore checks the store once at start. An unreachable store is only a
 // warning (the instance serves 503s and recovers when it appears); a store
-// that answers but lacks a command the engine uses (sorted sets, hashes,
-// GETDEL, and EVAL for the atomic strategy) cannot work at all. The probe
-// only reads a key that does not exist.
-func probeStore(rdb redis.UniversalClient, needEval bool, log *slog.Logger) error {
+// that answers but lacks a command the engine uses (sorted sets, hashes, and
+// EVAL: every step of a ticket is a script, in every strategy) cannot work at
+// all. The probe only reads a key that does not exist.
+func probeStore(rdb redis.UniversalClient, log *slog.Logger) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := rdb.Ping(ctx).Err(); err != nil {
@@ -317,13 +351,7 @@ func probeStore(rdb redis.UniversalClient, needEval bool, log *slog.Logger) erro
 	}{
 		{"sorted sets (ZCARD)", rdb.ZCard(ctx, key).Err()},
 		{"hashes (HGETALL)", rdb.HGetAll(ctx, key).Err()},
-		{"GETDEL", rdb.GetDel(ctx, key).Err()},
-	}
-	if needEval {
-		checks = append(checks, struct {
-			what string
-			err  error
-		}{"EVAL, which the atomic strategy needs", rdb.Eval(ctx, "return 1", nil).Err()})
+		{"EVAL, which every step of a ticket needs", rdb.Eval(ctx, "return redis.call('TIME')", nil).Err()},
 	}
 	for _, c := range checks {
 		var re redis.Error

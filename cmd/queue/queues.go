@@ -13,19 +13,22 @@ import (
 // global flags.
 //
 //	--queue tickets
-//	--queue "concert:slot=50,session=3m,ticket-ttl=2m,strategy=optimistic,period=100ms,target-url=https://shop.example/checkout"
+//	--queue "concert:slot=50,session=3m,ticket-ttl=2m,max-session=20m,strategy=optimistic,period=100ms,join-rate=30,join-key=K,target-url=https://shop.example/checkout"
 //
 // The flag repeats; in QUEUE_QUEUE several specs are separated by ';' or
 // whitespace.
 type queueSpec struct {
-	name      string
-	slot      int
-	session   time.Duration
-	ticketTTL time.Duration
-	period    time.Duration
-	strategy  queue.Strategy
-	targetURL string
-	set       map[string]bool // the keys given in the spec
+	name       string
+	slot       int
+	session    time.Duration
+	ticketTTL  time.Duration
+	maxSession time.Duration
+	period     time.Duration
+	joinKey    string
+	joinRate   int
+	strategy   queue.Strategy
+	targetURL  string
+	set        map[string]bool // the keys given in the spec
 }
 
 type queueList []queueSpec
@@ -81,12 +84,21 @@ func parseQueueSpec(s string) (queueSpec, error) {
 			spec.ticketTTL, err = positiveDuration(v)
 		case "period":
 			spec.period, err = positiveDuration(v)
+		case "max-session":
+			spec.maxSession, err = positiveDuration(v)
+		case "join-key":
+			spec.joinKey = v
+		case "join-rate":
+			spec.joinRate, err = strconv.Atoi(v)
+			if err == nil && spec.joinRate < 0 {
+				err = fmt.Errorf("must be 0 (no limit) or more")
+			}
 		case "strategy":
 			spec.strategy, err = queue.ParseStrategy(v)
 		case "target-url":
 			spec.targetURL = v
 		default:
-			return spec, fmt.Errorf("queue %s: unknown setting %q (want slot, session, ticket-ttl, period, strategy, target-url)", name, k)
+			return spec, fmt.Errorf("queue %s: unknown setting %q (want slot, session, ticket-ttl, max-session, period, strategy, join-key, join-rate, target-url)", name, k)
 		}
 		if err != nil {
 			return spec, fmt.Errorf("queue %s: %s=%s: %v", name, k, v, err)
@@ -117,6 +129,15 @@ func (q queueSpec) withDefaults(g globals) queueSpec {
 	}
 	if !q.set["period"] {
 		q.period = g.period
+	}
+	if !q.set["max-session"] {
+		q.maxSession = g.maxSession
+	}
+	if !q.set["join-key"] {
+		q.joinKey = g.joinKey
+	}
+	if !q.set["join-rate"] {
+		q.joinRate = g.joinRate
 	}
 	if !q.set["strategy"] {
 		q.strategy = g.strategy

@@ -102,7 +102,7 @@ export function createGate({
     url.searchParams.delete('pass');
     const back = url.pathname + url.search;
     if (r.status === 200) {
-      setCookie(req, res, { token: r.body.ticket, expires: Date.parse(r.body.expires_at), heartbeat: now() });
+      setCookie(req, res, { token: r.body.session, expires: Date.parse(r.body.expires_at), heartbeat: now() });
       redirect(res, back);
     } else if (r.status === 409 && (await session(req, res))) {
       redirect(res, back);

@@ -21,7 +21,7 @@ function fakeQueue(clock) {
         state.used.add(pass);
         const exp = clock.t + 60000;
         state.sessions.set('tok-1', exp);
-        return json(200, { state: 'entered', ticket: 'tok-1', expires_at: new Date(exp).toISOString() });
+        return json(200, { state: 'entered', session: 'tok-1', expires_at: new Date(exp).toISOString() });
       }
       case '/v1/queues/shop/heartbeat': {
         state.heartbeats++;

@@ -61,8 +61,9 @@ func sleep(ctx context.Context, d time.Duration) bool {
 }
 
 // visit is one visitor's trip through the queue.
-func (c *Crowd) visit(ctx context.Context, user string) {
-	code, st := c.do(ctx, "POST", "/join", "", `{"user":"`+user+`"}`)
+func (c *Crowd) visit(ctx context.Context, _ string) {
+	// Anonymous: a user id would have to be signed by the site (join key).
+	code, st := c.do(ctx, "POST", "/join", "", `{}`)
 	if code != http.StatusOK {
 		return
 	}
@@ -82,12 +83,14 @@ func (c *Crowd) visit(ctx context.Context, user string) {
 		}
 	}
 	pass, _ := st["pass"].(string)
-	if code, _ := c.do(ctx, "POST", "/enter", "", `{"pass":"`+pass+`"}`); code != http.StatusOK {
+	code, in := c.do(ctx, "POST", "/enter", "", `{"pass":"`+pass+`"}`)
+	if code != http.StatusOK {
 		return
 	}
+	session, _ := in["session"].(string)
 	hold := c.Hold/2 + time.Duration(rand.Int64N(int64(c.Hold)+1))
 	sleep(ctx, hold)
-	c.do(context.WithoutCancel(ctx), "POST", "/release", ticket, "")
+	c.do(context.WithoutCancel(ctx), "POST", "/release", session, "")
 }
 
 // do calls one random instance; code 0 means no answer.
@@ -103,6 +106,9 @@ func (c *Crowd) do(ctx context.Context, method, path, ticket, body string) (int,
 	}
 	if ticket != "" {
 		req.Header.Set("Authorization", "Bearer "+ticket)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	res, err := c.Client.Do(req)
 	if err != nil {

@@ -21,7 +21,7 @@ type queueClient struct {
 // queueAnswer is the part of a queue answer the gate reads.
 type queueAnswer struct {
 	status    int
-	Ticket    string `json:"ticket"`
+	Session   string `json:"session"` // /enter: the entered session's token
 	ExpiresAt string `json:"expires_at"`
 	expiresAt time.Time
 }

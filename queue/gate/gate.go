@@ -161,7 +161,7 @@ func (g *Gate) enter(w http.ResponseWriter, r *http.Request, pass string) {
 	switch res.status {
 	case http.StatusOK:
 		now := g.cfg.Now()
-		g.setCookie(w, r, cookieValue{token: res.Ticket, expires: res.expiresAt, heartbeat: now})
+		g.setCookie(w, r, cookieValue{token: res.Session, expires: res.expiresAt, heartbeat: now})
 		http.Redirect(w, r, withoutPass(r.URL), http.StatusSeeOther)
 	case http.StatusConflict:
 		// A used pass: the visitor may already hold a session (a reload of the

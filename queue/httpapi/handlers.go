@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"math"
+	"mime"
 	"net/http"
 	"time"
 	"unicode/utf8"
@@ -32,8 +33,10 @@ type admittedBody struct {
 }
 
 type enteredBody struct {
-	State     string `json:"state"` // "entered"
-	Ticket    string `json:"ticket"`
+	State string `json:"state"` // "entered"
+	// Session is the token that alone can heartbeat and release the entered
+	// session (the waiting-room ticket cannot).
+	Session   string `json:"session"`
 	ExpiresAt string `json:"expires_at"`
 }
 
@@ -47,6 +50,7 @@ type queueBody struct {
 	Strategy         string  `json:"strategy"`
 	SessionSeconds   float64 `json:"session_seconds"`
 	TicketTTLSeconds float64 `json:"ticket_ttl_seconds"`
+	MaxSessionSecs   float64 `json:"max_session_seconds"`
 	Instance         string  `json:"instance"`
 }
 
@@ -83,11 +87,23 @@ func (s *Server) statusResponse(ctx context.Context, rm *room, st queue.Status, 
 		return http.StatusOK, admittedBody{State: "admitted", Ticket: ticket, Pass: st.Pass,
 			ExpiresAt: timeJSON(st.ExpiresAt), RedirectURL: rm.redirect(st.Pass)}
 	}
-	reason := st.Reason
+	return http.StatusGone, expiredBody(st.Reason)
+}
+
+// expiredBody is the 410 of a ticket that is over, with its exact reason:
+// released, session_over, expired (stopped polling) or not_found.
+func expiredBody(reason string) errorBody {
 	if reason == "" {
-		reason = "ticket expired"
+		reason = queue.ReasonNotFound
 	}
-	return http.StatusGone, errorBody{State: "expired", Error: reason}
+	return errorBody{State: "expired", Reason: reason, Error: reasonText[reason]}
+}
+
+var reasonText = map[string]string{
+	queue.ReasonReleased:    "the ticket was released",
+	queue.ReasonSessionOver: "the session is over",
+	queue.ReasonExpired:     "the ticket expired: its page stopped polling",
+	queue.ReasonNotFound:    "no such ticket (never joined, or over long ago)",
 }
 
 // redirect is the target URL with the pass added, or "" without a target.
@@ -124,14 +140,22 @@ func (rm *room) ticketTTL(ctx context.Context) time.Duration {
 	return set.TicketTTL
 }
 
-// join: POST /v1/queues/{q}/join {"user": "optional id"}.
+// join: POST /v1/queues/{q}/join {"user","expires","sig"} (all optional
+// together). Content-Type must be application/json, so a cross-site form
+// cannot make a browser join; each client IP has a join budget per minute.
 func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 	rm, ok := s.room(w, r)
 	if !ok {
 		return
 	}
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
+		writeError(w, http.StatusUnsupportedMediaType, "join needs Content-Type: application/json")
+		return
+	}
 	var req struct {
-		User string `json:"user"`
+		User    string `json:"user"`
+		Expires int64  `json:"expires"`
+		Sig     string `json:"sig"`
 	}
 	if !s.decodeBody(w, r, &req, true) {
 		return
@@ -140,8 +164,26 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "user must be valid UTF-8 of at most %d bytes", maxUserLen)
 		return
 	}
+	if req.User != "" {
+		if err := verifyUser(rm.joinKey, req.User, req.Expires, req.Sig, time.Now()); err != nil {
+			writeError(w, http.StatusBadRequest, "%v", err)
+			return
+		}
+	} else if req.Expires != 0 || req.Sig != "" {
+		writeError(w, http.StatusBadRequest, "expires and sig come with a user id")
+		return
+	}
 	ctx, cancel := s.withStore(r)
 	defer cancel()
+	if err := s.allow(ctx, "wr:{"+rm.eng.Name()+"}:join:"+s.clientIP(r).String(), rm.joinRate, 1); err != nil {
+		var lim errLimited
+		if errors.As(err, &lim) {
+			writeLimited(w, lim, "joins")
+			return
+		}
+		s.fail(w, r, "join", err)
+		return
+	}
 	st, err := rm.eng.Join(ctx, req.User)
 	if err != nil {
 		s.fail(w, r, "join", err)
@@ -179,8 +221,9 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 }
 
 // enter: POST /v1/queues/{q}/enter {"pass"}, called by the protected site.
-// The pass works once; the answer carries the ticket token the site may use
-// for heartbeat and release.
+// The pass works once, for its admission only; the answer carries the
+// session token, the only credential for heartbeat and release of the
+// entered session.
 func (s *Server) enter(w http.ResponseWriter, r *http.Request) {
 	rm, ok := s.room(w, r)
 	if !ok {
@@ -198,62 +241,73 @@ func (s *Server) enter(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := s.withStore(r)
 	defer cancel()
-	id, deadline, err := rm.eng.Enter(ctx, req.Pass)
+	session, deadline, err := rm.eng.Enter(ctx, req.Pass)
 	if err != nil {
 		s.fail(w, r, "enter", err)
 		return
 	}
-	writeJSON(w, http.StatusOK, enteredBody{State: "entered", Ticket: rm.eng.SignTicket(id), ExpiresAt: timeJSON(deadline)})
+	writeJSON(w, http.StatusOK, enteredBody{State: "entered", Session: session, ExpiresAt: timeJSON(deadline)})
 }
 
-// heartbeat: POST /v1/queues/{q}/heartbeat extends an admitted session.
+// heartbeat: POST /v1/queues/{q}/heartbeat (Bearer session token) extends an
+// entered session, up to the queue's max session from the admission.
 func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
 	rm, ok := s.room(w, r)
 	if !ok {
 		return
 	}
-	id, ok := s.ticketID(w, r, rm, bearer(r))
-	if !ok {
+	tok := bearer(r)
+	if tok == "" {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="waitroom-session"`)
+		writeError(w, http.StatusUnauthorized, "missing session token (Authorization: Bearer <session from /enter>)")
 		return
 	}
 	ctx, cancel := s.withStore(r)
 	defer cancel()
-	deadline, err := rm.eng.Heartbeat(ctx, id)
-	if errors.Is(err, queue.ErrNotAdmitted) {
-		st, err := rm.eng.Status(ctx, id)
-		if err != nil {
-			s.fail(w, r, "heartbeat", err)
-			return
-		}
-		if st.State == queue.StateWaiting {
-			writeJSON(w, http.StatusConflict, errorBody{Error: "not admitted yet", State: "waiting"})
-			return
-		}
-		writeJSON(w, http.StatusGone, errorBody{Error: "session ended", State: "expired"})
+	deadline, err := rm.eng.Heartbeat(ctx, tok)
+	switch {
+	case errors.Is(err, queue.ErrForged):
+		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+		writeError(w, http.StatusUnauthorized, "a session token from /enter is required (a ticket or a pass is not one)")
 		return
-	}
-	if err != nil {
+	case errors.Is(err, queue.ErrNotAdmitted):
+		writeJSON(w, http.StatusGone, expiredBody(queue.ReasonSessionOver))
+		return
+	case err != nil:
 		s.fail(w, r, "heartbeat", err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"state": "admitted", "expires_at": timeJSON(deadline)})
 }
 
-// release: POST /v1/queues/{q}/release ends a ticket, waiting or admitted.
-// Releasing an admitted ticket admits the next person at once. Releasing
+// release: POST /v1/queues/{q}/release ends a ticket. With the session token
+// it ends the entered session (the next person is admitted at once); with the
+// waiting-room ticket it leaves the queue or gives back an admission that was
+// not entered, and is refused (403) once the session was entered. Releasing
 // twice is harmless: the second answer says released false.
 func (s *Server) release(w http.ResponseWriter, r *http.Request) {
 	rm, ok := s.room(w, r)
 	if !ok {
 		return
 	}
-	id, ok := s.ticketID(w, r, rm, bearer(r))
-	if !ok {
-		return
-	}
+	tok := bearer(r)
 	ctx, cancel := s.withStore(r)
 	defer cancel()
-	released, err := rm.eng.Release(ctx, id)
+	var released bool
+	var err error
+	if _, serr := rm.eng.SessionTicket(tok); serr == nil {
+		released, err = rm.eng.ReleaseSession(ctx, tok)
+	} else {
+		id, ok := s.ticketID(w, r, rm, tok)
+		if !ok {
+			return
+		}
+		released, err = rm.eng.Leave(ctx, id)
+	}
+	if errors.Is(err, queue.ErrEntered) {
+		writeError(w, http.StatusForbidden, "the session was entered: only its session token can release it")
+		return
+	}
 	if err != nil {
 		s.fail(w, r, "release", err)
 		return
@@ -295,41 +349,60 @@ func (s *Server) writeInfo(ctx context.Context, w http.ResponseWriter, r *http.R
 		Name: st.Name, Slot: st.Settings.Slot, Active: st.Active, Waiting: st.Waiting,
 		AdmittedTotal: st.AdmittedTotal, AdmitRatePerS: math.Round(st.AdmitRate*100) / 100,
 		Strategy: string(st.Strategy), SessionSeconds: st.Settings.Session.Seconds(),
-		TicketTTLSeconds: st.Settings.TicketTTL.Seconds(), Instance: rm.eng.InstanceID(),
+		TicketTTLSeconds: st.Settings.TicketTTL.Seconds(), MaxSessionSecs: st.Settings.MaxSession.Seconds(),
+		Instance: rm.eng.InstanceID(),
 	})
 }
 
-// update: PUT /v1/queues/{q} with the admin token sets the slot, session and
-// ticket TTL for every instance (each picks them up at its next round).
-// Fields left out keep their value.
+// update: PUT /v1/queues/{q} with the admin token sets the slot, session,
+// ticket TTL and max session for every instance (each picks them up at its
+// next round). Only the fields given are written. A client IP that failed
+// AdminFailures times within a minute gets 429 before its token is looked at.
 func (s *Server) update(w http.ResponseWriter, r *http.Request) {
 	rm, ok := s.room(w, r)
 	if !ok {
 		return
 	}
 	tok := bearer(r)
-	switch {
-	case tok == "":
+	if tok == "" {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="waitroom-admin"`)
 		writeError(w, http.StatusUnauthorized, "missing admin token (Authorization: Bearer <token>)")
 		return
-	case s.cfg.AdminToken == "":
+	}
+	if s.cfg.AdminToken == "" {
 		writeError(w, http.StatusForbidden, "the admin API is disabled on this instance (no --admin-token)")
 		return
-	case subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.AdminToken)) != 1:
+	}
+	ctx, cancel := s.withStore(r)
+	defer cancel()
+	failKey := "wr:{" + rm.eng.Name() + "}:adminfail:" + s.clientIP(r).String()
+	if err := s.allow(ctx, failKey, s.cfg.AdminFailures, 0); err != nil {
+		var lim errLimited
+		if errors.As(err, &lim) {
+			writeLimited(w, lim, "failed admin attempts")
+			return
+		}
+		s.fail(w, r, "settings", err)
+		return
+	}
+	if subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.AdminToken)) != 1 {
+		if err := s.allow(ctx, failKey, s.cfg.AdminFailures, 1); err != nil && !errors.As(err, new(errLimited)) {
+			s.log.Warn("cannot count a failed admin attempt", "err", err)
+		}
 		writeError(w, http.StatusForbidden, "wrong admin token")
 		return
 	}
 	var req struct {
-		Slot             *int     `json:"slot"`
-		SessionSeconds   *float64 `json:"session_seconds"`
-		TicketTTLSeconds *float64 `json:"ticket_ttl_seconds"`
+		Slot              *int     `json:"slot"`
+		SessionSeconds    *float64 `json:"session_seconds"`
+		TicketTTLSeconds  *float64 `json:"ticket_ttl_seconds"`
+		MaxSessionSeconds *float64 `json:"max_session_seconds"`
 	}
 	if !s.decodeBody(w, r, &req, false) {
 		return
 	}
-	if req.Slot == nil && req.SessionSeconds == nil && req.TicketTTLSeconds == nil {
-		writeError(w, http.StatusBadRequest, "nothing to change: give slot, session_seconds or ticket_ttl_seconds")
+	if req.Slot == nil && req.SessionSeconds == nil && req.TicketTTLSeconds == nil && req.MaxSessionSeconds == nil {
+		writeError(w, http.StatusBadRequest, "nothing to change: give slot, session_seconds, ticket_ttl_seconds or max_session_seconds")
 		return
 	}
 	const maxDur = 24 * 3600
@@ -337,29 +410,26 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "slot must be between 1 and 1000000")
 		return
 	}
-	for name, v := range map[string]*float64{"session_seconds": req.SessionSeconds, "ticket_ttl_seconds": req.TicketTTLSeconds} {
-		if v != nil && (*v < 1 || *v > maxDur || math.IsNaN(*v)) {
-			writeError(w, http.StatusBadRequest, "%s must be between 1 and %d", name, maxDur)
+	var patch queue.SettingsPatch
+	patch.Slot = req.Slot
+	for _, f := range []struct {
+		name string
+		v    *float64
+		dst  **time.Duration
+	}{{"session_seconds", req.SessionSeconds, &patch.Session}, {"ticket_ttl_seconds", req.TicketTTLSeconds, &patch.TicketTTL},
+		{"max_session_seconds", req.MaxSessionSeconds, &patch.MaxSession}} {
+		if f.v == nil {
+			continue
+		}
+		if *f.v < 1 || *f.v > maxDur || math.IsNaN(*f.v) {
+			writeError(w, http.StatusBadRequest, "%s must be between 1 and %d", f.name, maxDur)
 			return
 		}
+		d := time.Duration(*f.v * float64(time.Second)).Round(time.Millisecond)
+		*f.dst = &d
 	}
-	ctx, cancel := s.withStore(r)
-	defer cancel()
-	set, err := rm.eng.Settings(ctx)
+	set, err := rm.eng.SetSettingFields(ctx, patch)
 	if err != nil {
-		s.fail(w, r, "settings", err)
-		return
-	}
-	if req.Slot != nil {
-		set.Slot = *req.Slot
-	}
-	if req.SessionSeconds != nil {
-		set.Session = time.Duration(*req.SessionSeconds * float64(time.Second)).Round(time.Millisecond)
-	}
-	if req.TicketTTLSeconds != nil {
-		set.TicketTTL = time.Duration(*req.TicketTTLSeconds * float64(time.Second)).Round(time.Millisecond)
-	}
-	if err := rm.eng.SetSettings(ctx, set); err != nil {
 		s.fail(w, r, "settings", err)
 		return
 	}
@@ -367,6 +437,6 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request) {
 	rm.ttl = 0
 	rm.mu.Unlock()
 	s.log.Info("queue settings changed", "queue", rm.eng.Name(), "slot", set.Slot,
-		"session", set.Session, "ticket_ttl", set.TicketTTL)
+		"session", set.Session, "ticket_ttl", set.TicketTTL, "max_session", set.MaxSession)
 	s.writeInfo(ctx, w, r, rm)
 }

@@ -1,6 +1,10 @@
 package httpapi
 
 import (
+	"net"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
 	"testing"
 	"time"
 )
@@ -26,4 +30,69 @@ func TestPollAfter(t *testing.T) {
 			t.Errorf("ticket TTL %v: poll after %v would let the ticket die", short, d)
 		}
 	}
+}
+
+// The README's examples sign user ids the way verifyUser checks them: this
+// vector is the README's Node function's output for key "k", user "alice",
+// expires 2000000000.
+func TestSignedUserIDVector(t *testing.T) {
+	const sig = "2e2584f8e3392ae78a5d03841597ff59c3c144e7ce181386e92dfab8df980b0e"
+	now := time.Unix(2000000000-3600, 0)
+	if err := verifyUser([]byte("k"), "alice", 2000000000, sig, now); err != nil {
+		t.Fatalf("the README's signature is refused: %v", err)
+	}
+	if err := verifyUser([]byte("k"), "alice", 2000000000, sig, time.Unix(2000000000, 0)); err == nil {
+		t.Fatal("an expired id is accepted")
+	}
+	if err := verifyUser([]byte("k"), "mallory", 2000000000, sig, now); err == nil {
+		t.Fatal("alice's signature works for mallory")
+	}
+	if err := verifyUser([]byte("k"), "alice", 2000000000, sig, time.Unix(2000000000-25*3600, 0)); err == nil {
+		t.Fatal("an id valid for more than a day is accepted")
+	}
+}
+
+// FuzzClientIP: any X-Forwarded-For from any peer gives the peer or an
+// address written in the header, and from an untrusted peer always the peer.
+func FuzzClientIP(f *testing.F) {
+	f.Add("10.0.0.1:5000", "1.1.1.1, 10.0.0.2")
+	f.Add("[::1]:80", "::ffff:1.2.3.4,garbage")
+	f.Add("8.8.8.8:1", "")
+	s := &Server{cfg: Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}}}
+	f.Fuzz(func(t *testing.T, remote, xff string) {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.RemoteAddr = remote
+		r.Header.Set("X-Forwarded-For", xff)
+		got := s.clientIP(r)
+		host, _, err := net.SplitHostPort(remote)
+		if err != nil {
+			host = remote
+		}
+		peer, perr := netip.ParseAddr(host)
+		if perr == nil && !s.trusted(peer.Unmap()) && got != peer.Unmap() {
+			t.Fatalf("untrusted peer %v: client %v from the header", peer, got)
+		}
+		inHeader := false
+		for _, h := range strings.Split(xff, ",") {
+			if a, err := netip.ParseAddr(strings.TrimSpace(h)); err == nil && a.Unmap() == got {
+				inHeader = true
+			}
+		}
+		if got.IsValid() && got != peer.Unmap() && !inHeader {
+			t.Fatalf("client %v is neither the peer nor in %q", got, xff)
+		}
+	})
+}
+
+// FuzzVerifyUser never panics and accepts only what signUser-style code made.
+func FuzzVerifyUser(f *testing.F) {
+	f.Add("alice", int64(2000000000), "2e2584f8e3392ae78a5d03841597ff59c3c144e7ce181386e92dfab8df980b0e")
+	f.Add("", int64(0), "")
+	now := time.Unix(2000000000-3600, 0)
+	f.Fuzz(func(t *testing.T, user string, expires int64, sig string) {
+		err := verifyUser([]byte("k"), user, expires, sig, now)
+		if err == nil && !(user == "alice" && expires == 2000000000) {
+			t.Fatalf("accepted %q %d %q", user, expires, sig)
+		}
+	})
 }

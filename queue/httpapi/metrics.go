@@ -16,6 +16,8 @@ import (
 //	queue_http_request_duration_seconds{route,method,code}  histogram per route
 //	queue_store_errors_total{op}            store failures seen by the HTTP layer
 //	queue_event_streams                     open event streams on this instance
+//	queue_event_store_reads_total           store reads made for them (shared per queue and tick)
+//	queue_event_statuses_delivered_total    statuses those reads delivered
 //	queue_joins_total{queue} ...            engine events on this instance (see engineCollector)
 //	queue_active_sessions{queue}            admitted users now (read from the store at scrape)
 //	queue_waiting_tickets{queue}            users waiting now (read from the store at scrape)
@@ -44,7 +46,15 @@ func newMetrics(reg *prometheus.Registry, s *Server) (*metrics, error) {
 	for _, op := range []string{"join", "status", "enter", "heartbeat", "release", "stats", "settings", "ping", "metrics"} {
 		m.storeErrors.WithLabelValues(op) // export every series from the start, at 0
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.storeErrors, m.streams, &engineCollector{s: s}} {
+	hubReads := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "queue_event_store_reads_total",
+		Help: "Store reads made for event streams (one per queue per tick, whatever the number of streams).",
+	}, func() float64 { return float64(s.hubReads.Load()) })
+	hubDelivered := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "queue_event_statuses_delivered_total",
+		Help: "Statuses those reads handed to event streams.",
+	}, func() float64 { return float64(s.hubDelivered.Load()) })
+	for _, c := range []prometheus.Collector{m.requests, m.storeErrors, m.streams, hubReads, hubDelivered, &engineCollector{s: s}} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -18,8 +18,9 @@ import (
 // errorBody is every error response: {"error": "..."}, plus the ticket state
 // where one applies (an expired ticket is {"state":"expired","error":...}).
 type errorBody struct {
-	Error string `json:"error"`
-	State string `json:"state,omitempty"`
+	Error  string `json:"error"`
+	State  string `json:"state,omitempty"`
+	Reason string `json:"reason,omitempty"` // why a ticket is over (see expiredBody)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -67,7 +68,8 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, op string, err err
 	case errors.Is(err, queue.ErrPassUsed):
 		writeError(w, http.StatusConflict, "pass already used")
 	case errors.Is(err, queue.ErrPassExpired):
-		writeJSON(w, http.StatusGone, errorBody{Error: "pass expired", State: "expired"})
+		writeJSON(w, http.StatusGone, errorBody{Error: "pass expired: its admission is over or was not confirmed",
+			State: "expired", Reason: queue.ReasonSessionOver})
 	case errors.Is(err, queue.ErrBadSettings):
 		writeError(w, http.StatusBadRequest, "%s", strings.TrimPrefix(err.Error(), "queue: "))
 	case r.Context().Err() != nil:

@@ -14,12 +14,14 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/go-redis/redis_rate/v10"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
@@ -32,6 +34,15 @@ type Queue struct {
 	// TargetURL is where an admitted user is sent, with ?pass=<pass> added.
 	// Empty: the page shows the pass and stays.
 	TargetURL string
+	// JoinKey verifies user ids: a join with a user id must carry
+	// expires and sig = hex(HMAC-SHA256(JoinKey, user + "\n" + expires)),
+	// made by the protected site. Empty: Config.JoinKey; both empty: only
+	// anonymous joins.
+	JoinKey []byte
+	// JoinRate is the joins per minute one client IP may make, shared by all
+	// instances through the store (GCRA, burst of the same size). 0 takes
+	// Config.JoinRate; negative turns the limit off for this queue.
+	JoinRate int
 }
 
 // Config configures a Server. Zero fields take the defaults noted.
@@ -54,6 +65,21 @@ type Config struct {
 	// StreamLifetime ends an event stream after this long so clients
 	// reconnect and spread over instances (default 5m).
 	StreamLifetime time.Duration
+	// MaxStreams caps the event streams open on this instance (default
+	// 10000); MaxStreamsPerTicket those of one ticket (default 2).
+	MaxStreams, MaxStreamsPerTicket int
+	// JoinKey is the join key of the queues that have none of their own.
+	JoinKey []byte
+	// JoinRate is the default joins per minute per client IP (default 60;
+	// negative: no limit).
+	JoinRate int
+	// TrustedProxies are the addresses whose X-Forwarded-For is believed:
+	// the client is the rightmost address in it that is not a trusted proxy.
+	// Empty: the client is the peer address and the header is ignored.
+	TrustedProxies []netip.Prefix
+	// AdminFailures is how many failed admin attempts one client IP may make
+	// per minute before it gets 429 (default 10), kept in the store.
+	AdminFailures int
 }
 
 // Server is the HTTP layer of one instance. Create it with New.
@@ -68,12 +94,23 @@ type Server struct {
 	draining atomic.Bool   // set by Drain: readiness fails, streams end
 	drainCh  chan struct{} // closed by Drain
 	drainMu  sync.Once
+
+	limiter *redis_rate.Limiter // join and admin-failure limits, in the store
+
+	streamMu     sync.Mutex
+	streamCount  int
+	streamsOf    map[string]int // open streams per ticket id
+	hubReads     atomic.Int64   // store reads made by the event hubs
+	hubDelivered atomic.Int64   // statuses handed to streams by those reads
 }
 
 // room is one queue with what the HTTP layer keeps about it.
 type room struct {
-	eng    *queue.Engine
-	target *url.URL
+	eng      *queue.Engine
+	target   *url.URL
+	joinKey  []byte
+	joinRate int // per minute per client IP; <= 0 no limit
+	hub      *hub
 
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced when this instance admits someone
@@ -104,13 +141,36 @@ func New(cfg Config) (*Server, error) {
 	if cfg.StreamLifetime <= 0 {
 		cfg.StreamLifetime = 5 * time.Minute
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, rooms: map[string]*room{}, drainCh: make(chan struct{})}
+	if cfg.MaxStreams <= 0 {
+		cfg.MaxStreams = 10000
+	}
+	if cfg.MaxStreamsPerTicket <= 0 {
+		cfg.MaxStreamsPerTicket = 2
+	}
+	if cfg.JoinRate == 0 {
+		cfg.JoinRate = 60
+	}
+	if cfg.AdminFailures <= 0 {
+		cfg.AdminFailures = 10
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, rooms: map[string]*room{}, drainCh: make(chan struct{}),
+		streamsOf: map[string]int{}}
+	if cfg.Store != nil {
+		s.limiter = redis_rate.NewLimiter(cfg.Store)
+	}
 	for _, q := range cfg.Queues {
 		name := q.Engine.Name()
 		if _, dup := s.rooms[name]; dup {
 			return nil, fmt.Errorf("httpapi: queue %q configured twice", name)
 		}
-		rm := &room{eng: q.Engine, changed: make(chan struct{})}
+		rm := &room{eng: q.Engine, changed: make(chan struct{}), joinKey: q.JoinKey, joinRate: q.JoinRate}
+		if len(rm.joinKey) == 0 {
+			rm.joinKey = cfg.JoinKey
+		}
+		if rm.joinRate == 0 {
+			rm.joinRate = cfg.JoinRate
+		}
+		rm.hub = &hub{rm: rm, s: s, subs: map[*sub]struct{}{}}
 		if q.TargetURL != "" {
 			u, err := url.Parse(q.TargetURL)
 			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -220,8 +280,9 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// readyz answers 200 when the store answers PING, and 503 while the store is
-// unreachable or the instance is shutting down.
+// readyz answers 200 when the store answers PING and the admission rounds
+// succeed, and 503 while the store is unreachable, while the rounds of a queue
+// keep failing (the store refuses them) or the instance is shutting down.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	if s.draining.Load() {
 		w.Header().Set("Retry-After", "1")
@@ -235,6 +296,13 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 			s.metrics.storeErrors.WithLabelValues("ping").Inc()
 			w.Header().Set("Retry-After", fmt.Sprint(s.retryAfterSeconds()))
 			writeError(w, http.StatusServiceUnavailable, "store unreachable")
+			return
+		}
+	}
+	for _, name := range s.names {
+		if err := s.rooms[name].eng.Failing(); err != nil {
+			w.Header().Set("Retry-After", fmt.Sprint(s.retryAfterSeconds()))
+			writeError(w, http.StatusServiceUnavailable, "admission rounds of queue %s keep failing: %v", name, err)
 			return
 		}
 	}

@@ -6,12 +6,16 @@ package httpapi_test
 import (
 	"bufio"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -28,7 +32,22 @@ import (
 
 var secret = []byte("httpapi-test-secret-httpapi-test-secret")
 
-const adminToken = "admin-token-for-tests"
+const adminToken = "admin-token-for-tests-admin-token-for-tests"
+
+var joinKey = []byte("join-key-of-the-protected-site-for-tests")
+
+// signUser is what the protected site does: sign a user id for a join.
+func signUser(key []byte, user string, expires int64) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(user + "\n" + strconv.FormatInt(expires, 10)))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// userBody is a join body with a user id signed for an hour.
+func userBody(user string) string {
+	exp := time.Now().Add(time.Hour).Unix()
+	return fmt.Sprintf(`{"user":%q,"expires":%d,"sig":%q}`, user, exp, signUser(joinKey, user, exp))
+}
 
 // env is one instance of the service in front of a store.
 type env struct {
@@ -54,6 +73,8 @@ type envOpt struct {
 	adminToken string
 	secret     []byte
 	period     time.Duration
+	joinRate   int // 0: no limit in tests unless asked
+	cfg        func(*httpapi.Config)
 }
 
 func newEnv(t *testing.T, addr string, o envOpt, queues ...queueConf) *env {
@@ -82,8 +103,15 @@ func newEnv(t *testing.T, addr string, o envOpt, queues ...queueConf) *env {
 		e.engs[name] = eng
 		rooms = append(rooms, httpapi.Queue{Engine: eng, TargetURL: qc.target})
 	}
-	api, err := httpapi.New(httpapi.Config{Queues: rooms, Store: rdb, AdminToken: o.adminToken,
-		Logger: quietLog(), StoreTimeout: time.Second})
+	if o.joinRate == 0 {
+		o.joinRate = -1
+	}
+	cfg := httpapi.Config{Queues: rooms, Store: rdb, AdminToken: o.adminToken,
+		Logger: quietLog(), StoreTimeout: time.Second, JoinKey: joinKey, JoinRate: o.joinRate}
+	if o.cfg != nil {
+		o.cfg(&cfg)
+	}
+	api, err := httpapi.New(cfg)
 	require.NoError(t, err)
 	e.api = api
 	for _, eng := range e.engs {
@@ -119,7 +147,14 @@ func (e *env) do(method, path, token, body string, hdr ...string) res {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
+	if method == "POST" || method == "PUT" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i+1] == "" {
+			req.Header.Del(hdr[i])
+			continue
+		}
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
 	resp, err := e.ts.Client().Do(req)
@@ -135,7 +170,7 @@ func (e *env) join(q, user string) res {
 	e.t.Helper()
 	body := ""
 	if user != "" {
-		body = `{"user":"` + user + `"}`
+		body = userBody(user)
 	}
 	r := e.do("POST", "/v1/queues/"+q+"/join", "", body)
 	require.Equal(e.t, 200, r.code, r.raw)
@@ -206,13 +241,32 @@ func TestJoin(t *testing.T) {
 	assert.Equal(t, 200, anon.code, "an empty body is an anonymous join")
 	assert.EqualValues(t, 3, anon.num("position"))
 
+	t.Run("signed user ids only", func(t *testing.T) {
+		assertError(t, e.do("POST", path, "", `{"user":"alice"}`), 400) // place stealing
+		exp := time.Now().Add(time.Hour).Unix()
+		assertError(t, e.do("POST", path, "", fmt.Sprintf(`{"user":"alice","expires":%d,"sig":%q}`,
+			exp, signUser([]byte("another key"), "alice", exp))), 400)
+		assertError(t, e.do("POST", path, "", fmt.Sprintf(`{"user":"alice","expires":%d,"sig":%q}`,
+			exp+1, signUser(joinKey, "alice", exp))), 400)
+		old := time.Now().Add(-time.Minute).Unix()
+		assertError(t, e.do("POST", path, "", fmt.Sprintf(`{"user":"alice","expires":%d,"sig":%q}`,
+			old, signUser(joinKey, "alice", old))), 400)
+		assertError(t, e.do("POST", path, "", `{"expires":5,"sig":"ab"}`), 400)
+	})
+	t.Run("json only", func(t *testing.T) {
+		// A cross-site form cannot send application/json.
+		assertError(t, e.do("POST", path, "", `user=alice`, "Content-Type", "application/x-www-form-urlencoded"), 415)
+		assertError(t, e.do("POST", path, "", `{}`, "Content-Type", "text/plain"), 415)
+		assertError(t, e.do("POST", path, "", ``, "Content-Type", ""), 415)
+		assert.Equal(t, 200, e.do("POST", path, "", `{}`, "Content-Type", "application/json; charset=utf-8").code)
+	})
 	t.Run("bad input", func(t *testing.T) {
 		assertError(t, e.do("POST", path, "", `{"user":`), 400)
 		assertError(t, e.do("POST", path, "", `["user"]`), 400)
 		assertError(t, e.do("POST", path, "", `{"user": 7}`), 400)
 		assertError(t, e.do("POST", path, "", `{"usr":"x"}`), 400)
 		assertError(t, e.do("POST", path, "", `{"user":"x"} {"user":"y"}`), 400)
-		assertError(t, e.do("POST", path, "", `{"user":"`+strings.Repeat("u", 200)+`"}`), 400)
+		assertError(t, e.do("POST", path, "", userBody(strings.Repeat("u", 200))), 400)
 		big := e.do("POST", path, "", `{"user":"`+strings.Repeat("u", 10_000)+`"}`)
 		assertError(t, big, 413)
 		assertError(t, e.do("POST", "/v1/queues/no-such-queue/join", "", ""), 404)
@@ -279,6 +333,7 @@ func TestStatus(t *testing.T) {
 		gone := e.status(q, tickets[5])
 		assertError(t, gone, 410)
 		assert.Equal(t, "expired", gone.str("state"))
+		assert.Equal(t, queue.ReasonReleased, gone.str("reason"))
 	})
 	t.Run("404", func(t *testing.T) {
 		assertError(t, e.status("nope", tickets[1]), 404)
@@ -302,7 +357,7 @@ func TestStatusTicketTTL(t *testing.T) {
 	r := e.status(q, tickets[2])
 	assertError(t, r, 410)
 	assert.Equal(t, "expired", r.str("state"))
-	assert.Equal(t, queue.ReasonStoppedPolling, r.str("error"))
+	assert.Equal(t, queue.ReasonExpired, r.str("reason"))
 }
 
 func TestEnter(t *testing.T) {
@@ -316,7 +371,8 @@ func TestEnter(t *testing.T) {
 	ok := e.do("POST", path, "", `{"pass":"`+pass+`"}`)
 	require.Equal(t, 200, ok.code, ok.raw)
 	assert.Equal(t, "entered", ok.str("state"))
-	assert.Equal(t, tickets[0], ok.str("ticket"), "the site gets the ticket token for heartbeat and release")
+	assert.NotEmpty(t, ok.str("session"), "the site gets the session token for heartbeat and release")
+	assert.NotEqual(t, tickets[0], ok.str("session"))
 	_, err := time.Parse(time.RFC3339, ok.str("expires_at"))
 	assert.NoError(t, err)
 
@@ -346,38 +402,68 @@ func TestHeartbeatAndRelease(t *testing.T) {
 	tickets := e.fill(q, 2, 1)
 	hb := "/v1/queues/" + q + "/heartbeat"
 	rel := "/v1/queues/" + q + "/release"
+	in := e.status(q, tickets[0])
+	entered := e.do("POST", "/v1/queues/"+q+"/enter", "", `{"pass":"`+in.str("pass")+`"}`)
+	require.Equal(t, 200, entered.code, entered.raw)
+	session := entered.str("session")
 
-	before, _ := time.Parse(time.RFC3339, e.status(q, tickets[0]).str("expires_at"))
+	// Only the entered session's token extends it: not the waiting-room
+	// ticket (a visitor could keep the place forever), not the pass.
+	assertError(t, e.do("POST", hb, tickets[0], ""), 401)
+	assertError(t, e.do("POST", hb, in.str("pass"), ""), 401)
+	assertError(t, e.do("POST", hb, tickets[1], ""), 401)
+	before, _ := time.Parse(time.RFC3339, in.str("expires_at"))
 	time.Sleep(20 * time.Millisecond)
-	r := e.do("POST", hb, tickets[0], "")
+	r := e.do("POST", hb, session, "")
 	require.Equal(t, 200, r.code, r.raw)
 	after, err := time.Parse(time.RFC3339, r.str("expires_at"))
 	require.NoError(t, err)
 	assert.True(t, after.After(before), "heartbeat extends the session: %v -> %v", before, after)
-
-	w := e.do("POST", hb, tickets[1], "")
-	assertError(t, w, 409)
-	assert.Equal(t, "waiting", w.str("state"))
 	assertError(t, e.do("POST", hb, "", ""), 401)
 	assertError(t, e.do("POST", hb, "x.y", ""), 401)
-	assertError(t, e.do("GET", hb, tickets[0], ""), 405)
+	assertError(t, e.do("GET", hb, session, ""), 405)
 
-	// Release the admitted user: the next is admitted at once (not only at
-	// the next period; the period here is long).
-	r = e.do("POST", rel, tickets[0], "")
+	// The ticket cannot end the entered session either.
+	assertError(t, e.do("POST", rel, tickets[0], ""), 403)
+	// Release with the session: the next is admitted at once (not only at
+	// the next period).
+	r = e.do("POST", rel, session, "")
 	require.Equal(t, 200, r.code, r.raw)
 	assert.Equal(t, true, r.body["released"])
 	e.waitState(q, tickets[1], "admitted")
-	again := e.do("POST", rel, tickets[0], "")
+	again := e.do("POST", rel, session, "")
 	require.Equal(t, 200, again.code)
 	assert.Equal(t, false, again.body["released"], "releasing twice is harmless")
 
-	gone := e.do("POST", hb, tickets[0], "")
+	gone := e.do("POST", hb, session, "")
 	assertError(t, gone, 410)
 	assert.Equal(t, "expired", gone.str("state"))
+	assert.Equal(t, queue.ReasonSessionOver, gone.str("reason"))
+	assert.Equal(t, queue.ReasonReleased, e.status(q, tickets[0]).str("reason"))
 	assertError(t, e.do("POST", rel, "", ""), 401)
 	assertError(t, e.do("DELETE", rel, tickets[1], ""), 405)
 	assertError(t, e.do("POST", "/v1/queues/nope/release", tickets[1], ""), 404)
+}
+
+// The max session: heartbeats stop extending a session at admission + max.
+func TestMaxSession(t *testing.T) {
+	st := storetest.Start(t)
+	q := uniq("max")
+	e := newEnv(t, st.Addr, envOpt{adminToken: adminToken}, queueConf{name: q,
+		set: queue.Settings{Slot: 1, Session: 30 * time.Second, MaxSession: 2 * time.Second}})
+	tk := e.fill(q, 1, 1)[0]
+	in := e.status(q, tk)
+	session := e.do("POST", "/v1/queues/"+q+"/enter", "", `{"pass":"`+in.str("pass")+`"}`).str("session")
+	r := e.do("POST", "/v1/queues/"+q+"/heartbeat", session, "")
+	require.Equal(t, 200, r.code, r.raw)
+	got, _ := time.Parse(time.RFC3339, r.str("expires_at"))
+	first, _ := time.Parse(time.RFC3339, in.str("expires_at"))
+	assert.Equal(t, first, got, "the admission's deadline is already admission + max session; no beat moves it")
+	info := e.do("GET", "/v1/queues/"+q, "", "")
+	assert.EqualValues(t, 2, info.num("max_session_seconds"))
+	require.Eventually(t, func() bool {
+		return e.do("POST", "/v1/queues/"+q+"/heartbeat", session, "").code == 410
+	}, 10*time.Second, 100*time.Millisecond, "the session ends at the max however often it beats")
 }
 
 // Release triggers a round on the instance at once: with a one-minute period
@@ -425,6 +511,7 @@ func TestQueueInfoAndAdmin(t *testing.T) {
 		assertError(t, r, 401)
 		assert.NotEmpty(t, r.header.Get("WWW-Authenticate"))
 		assertError(t, e.do("PUT", path, "wrong", `{"slot":5}`), 403)
+		assertError(t, e.do("PUT", path, adminToken[:10], `{"slot":5}`), 403)
 		assertError(t, e.do("PUT", path, tickets[0], `{"slot":5}`), 403) // a ticket is no admin token
 	})
 	t.Run("bad input", func(t *testing.T) {
@@ -476,8 +563,7 @@ func TestEvents(t *testing.T) {
 	tickets := e.fill(q, 2, 1)
 	path := "/v1/queues/" + q + "/events"
 
-	resp, err := http.Get(e.ts.URL + path + "?ticket=" + url.QueryEscape(tickets[1]))
-	require.NoError(t, err)
+	resp := e.stream(q, tickets[1])
 	defer resp.Body.Close()
 	require.Equal(t, 200, resp.StatusCode)
 	assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
@@ -505,11 +591,23 @@ func TestEvents(t *testing.T) {
 	assert.Equal(t, 200, r.code)
 	assert.Contains(t, r.raw, `"state":"admitted"`)
 	assertError(t, e.do("GET", path, "", ""), 401)
-	assertError(t, e.do("GET", path+"?ticket=forged.x", "", ""), 401)
+	assertError(t, e.do("GET", path, "", "", "Cookie", "wr_ticket=forged.x"), 401)
+	assertError(t, e.do("GET", path+"?ticket="+url.QueryEscape(tickets[1]), "", ""), 401) // never in the URL
 	require.Equal(t, 200, e.do("POST", "/v1/queues/"+q+"/release", tickets[1], "").code)
 	assertError(t, e.do("GET", path, tickets[1], ""), 410)
 	assertError(t, e.do("POST", path, tickets[1], ""), 405)
 	assertError(t, e.do("GET", "/v1/queues/nope/events", tickets[1], ""), 404)
+}
+
+// stream opens an event stream as the page does: the ticket in the cookie.
+func (e *env) stream(q, ticket string) *http.Response {
+	e.t.Helper()
+	req, err := http.NewRequest("GET", e.ts.URL+"/v1/queues/"+q+"/events", nil)
+	require.NoError(e.t, err)
+	req.AddCookie(&http.Cookie{Name: "wr_ticket", Value: ticket})
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(e.t, err)
+	return resp
 }
 
 func readEvents(body io.Reader, out chan<- [2]string) {
@@ -612,7 +710,7 @@ func TestStoreDown(t *testing.T) {
 		{"POST", base + "/join", "", `{}`},
 		{"GET", base + "/status", tickets[1], ""},
 		{"GET", base + "/events", tickets[1], ""},
-		{"POST", base + "/heartbeat", tickets[0], ""},
+		{"POST", base + "/release", tickets[1], ""},
 		{"POST", base + "/enter", "", `{"pass":"` + pass + `"}`},
 		{"GET", base, "", ""},
 		{"PUT", base, adminToken, `{"slot":2}`},
@@ -633,8 +731,9 @@ func TestStoreDown(t *testing.T) {
 	require.Eventually(t, func() bool { return e.do("GET", "/readyz", "", "").code == 200 },
 		5*time.Second, 50*time.Millisecond)
 	assert.Equal(t, "waiting", e.status(q, tickets[1]).str("state"))
-	require.Equal(t, 200, e.do("POST", base+"/enter", "", `{"pass":"`+pass+`"}`).code, "the pass survived the outage")
-	require.Equal(t, 200, e.do("POST", base+"/release", tickets[0], "").code)
+	in := e.do("POST", base+"/enter", "", `{"pass":"`+pass+`"}`)
+	require.Equal(t, 200, in.code, "the pass survived the outage")
+	require.Equal(t, 200, e.do("POST", base+"/release", in.str("session"), "").code)
 	e.waitState(q, tickets[1], "admitted") // the admission loop is back too
 }
 
@@ -646,8 +745,7 @@ func TestEventsStoreOutage(t *testing.T) {
 	q := uniq("evdown")
 	e := newEnv(t, proxy.Addr(), envOpt{}, queueConf{name: q, set: queue.Settings{Slot: 1}})
 	tickets := e.fill(q, 2, 1)
-	resp, err := http.Get(e.ts.URL + "/v1/queues/" + q + "/events?ticket=" + url.QueryEscape(tickets[1]))
-	require.NoError(t, err)
+	resp := e.stream(q, tickets[1])
 	defer resp.Body.Close()
 	events := make(chan [2]string, 10)
 	go readEvents(resp.Body, events)
@@ -673,8 +771,7 @@ func TestDrainEndsStreams(t *testing.T) {
 	q := uniq("drain")
 	e := newEnv(t, st.Addr, envOpt{}, queueConf{name: q, set: queue.Settings{Slot: 1}})
 	tickets := e.fill(q, 2, 1)
-	resp, err := http.Get(e.ts.URL + "/v1/queues/" + q + "/events?ticket=" + url.QueryEscape(tickets[1]))
-	require.NoError(t, err)
+	resp := e.stream(q, tickets[1])
 	defer resp.Body.Close()
 	events := make(chan [2]string, 10)
 	go readEvents(resp.Body, events)

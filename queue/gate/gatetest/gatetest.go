@@ -81,7 +81,7 @@ func (q *Queue) enter(w http.ResponseWriter, r *http.Request) {
 		q.used[body.Pass] = true
 		exp := q.now().Add(time.Minute)
 		q.sessions[tok] = exp
-		json.NewEncoder(w).Encode(map[string]string{"state": "entered", "ticket": tok, "expires_at": exp.UTC().Format(time.RFC3339Nano)})
+		json.NewEncoder(w).Encode(map[string]string{"state": "entered", "session": tok, "expires_at": exp.UTC().Format(time.RFC3339Nano)})
 	}
 }
 

@@ -85,7 +85,11 @@
     if (done) return;
     if (!window.EventSource) { poll(); return; }
     close();
-    source = new EventSource(base + "/events?ticket=" + encodeURIComponent(ticket));
+    // EventSource cannot send headers: the ticket goes in a cookie scoped to
+    // the events path (never in the URL, where logs and proxies keep it).
+    document.cookie = "wr_ticket=" + encodeURIComponent(ticket) + "; path=" + base + "/events; SameSite=Strict" +
+      (location.protocol === "https:" ? "; Secure" : "");
+    source = new EventSource(base + "/events");
     source.onopen = function () { failures = 0; trouble(false); setLive("on", "Live"); };
     source.addEventListener("status", function (e) {
       failures = 0;

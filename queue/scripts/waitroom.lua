@@ -1,0 +1,270 @@
+-- Every step of a ticket's life, and the atomic strategy's admission round,
+-- each run as one command. The store's clock (TIME) decides every deadline,
+-- so instances whose clocks disagree still agree on who is alive.
+--
+-- KEYS[1] settings  KEYS[2] waiting  KEYS[3] active  KEYS[4] expiry
+-- KEYS[5] seq       KEYS[6] admitted KEYS[7] rate
+-- ARGV[1] key prefix "wr:{q}:"
+-- ARGV[2..5] this instance's defaults: slot, session_ms, ticket_ttl_ms, max_session_ms
+--            (written back when the store lost its settings)
+-- ARGV[6] operation, ARGV[7..] its arguments (see the dispatch at the end)
+--
+-- Per-ticket keys are built from the prefix; they share the queue's hash tag,
+-- so they live in the same cluster slot as KEYS.
+--   <prefix>t:<id>     hash  u user id, n admission nonce, a admitted at (ms),
+--                            e entered at (ms), x end reason. Lives 2 ticket TTLs
+--                            while waiting (refreshed by polls), session + 1 ticket
+--                            TTL once admitted, max(ticket TTL, 1 min) as a tombstone once over
+--   <prefix>user:<u>   string ticket of user u; same life as the ticket's hash
+local prefix = ARGV[1]
+local names = {'slot', 'session_ms', 'ticket_ttl_ms', 'max_session_ms'}
+
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- settings reads the queue's settings; a field the store lost (restarted
+-- empty) is written back from this instance's defaults.
+local function settings()
+  local vals = redis.call('HMGET', KEYS[1], unpack(names))
+  local s = {}
+  for i, n in ipairs(names) do
+    local v = tonumber(vals[i])
+    if not v then
+      v = tonumber(ARGV[1 + i])
+      redis.call('HSETNX', KEYS[1], n, v)
+    end
+    s[n] = v
+  end
+  return s
+end
+
+local function tkey(id) return prefix .. 't:' .. id end
+
+-- keep sets the life of a ticket's hash and of its user key.
+local function keep(id, ms)
+  if ms < 1 then ms = 1 end
+  local h = tkey(id)
+  redis.call('PEXPIRE', h, ms)
+  local u = redis.call('HGET', h, 'u')
+  if u and u ~= '' then
+    local uk = prefix .. 'user:' .. u
+    if redis.call('GET', uk) == id then redis.call('PEXPIRE', uk, ms) end
+  end
+end
+
+-- finish ends a ticket for reason: out of every set, a tombstone that tells
+-- the reason for a ticket TTL (at least a minute), the user key gone.
+local function finish(id, reason, s)
+  local was = redis.call('ZREM', KEYS[3], id) + redis.call('ZREM', KEYS[2], id)
+  redis.call('ZREM', KEYS[4], id)
+  local h = tkey(id)
+  local u = redis.call('HGET', h, 'u')
+  if u and u ~= '' and redis.call('GET', prefix .. 'user:' .. u) == id then
+    redis.call('DEL', prefix .. 'user:' .. u)
+  end
+  if redis.call('EXISTS', h) == 1 then
+    redis.call('HSET', h, 'x', reason)
+    redis.call('PEXPIRE', h, math.max(s.ticket_ttl_ms, 60000))
+  end
+  return was
+end
+
+-- sweep ends up to limit waiting tickets whose liveness deadline passed.
+local function sweep(now, limit, s)
+  local dead = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, limit)
+  for _, id in ipairs(dead) do finish(id, 'expired', s) end
+  return #dead
+end
+
+-- live tells whether ticket id still holds a place (waiting, admitted, or
+-- popped by a round in flight).
+local function live(id, now)
+  local dl = redis.call('ZSCORE', KEYS[3], id)
+  if dl then return tonumber(dl) > now end
+  if redis.call('ZSCORE', KEYS[2], id) then
+    return tonumber(redis.call('ZSCORE', KEYS[4], id) or 0) > now
+  end
+  local h = tkey(id)
+  return redis.call('EXISTS', h) == 1 and not redis.call('HGET', h, 'x') and not redis.call('HGET', h, 'n')
+end
+
+-- admit moves a popped live ticket into the active set as one admission.
+local function admit(id, now, s, nonce)
+  local deadline = now + math.min(s.session_ms, s.max_session_ms)
+  redis.call('ZADD', KEYS[3], deadline, id)
+  redis.call('ZREM', KEYS[4], id)
+  redis.call('HSET', tkey(id), 'n', nonce, 'a', now)
+  keep(id, deadline - now + s.ticket_ttl_ms)
+end
+
+local ops = {}
+
+-- join(id, user) -> {id, created(0/1), rank}
+function ops.join(s, now)
+  local id, user = ARGV[7], ARGV[8]
+  if user ~= '' then
+    local uk = prefix .. 'user:' .. user
+    local old = redis.call('GET', uk)
+    if old then
+      if live(old, now) then return {old, 0, -1} end
+      redis.call('DEL', uk)
+    end
+    redis.call('SET', uk, id, 'PX', s.ticket_ttl_ms)
+  end
+  local seq = redis.call('INCR', KEYS[5])
+  redis.call('ZADD', KEYS[2], seq, id)
+  redis.call('ZADD', KEYS[4], now + s.ticket_ttl_ms, id)
+  redis.call('HSET', tkey(id), 'u', user)
+  redis.call('PEXPIRE', tkey(id), 2 * s.ticket_ttl_ms)
+  return {id, 1, redis.call('ZRANK', KEYS[2], id)}
+end
+
+-- status(id...) -> per id {'w', rank} | {'a', deadline, nonce} | {'x', reason}
+local function status1(id, now, s)
+  local h = tkey(id)
+  local dl = redis.call('ZSCORE', KEYS[3], id)
+  if dl then
+    dl = tonumber(dl)
+    local n = redis.call('HGET', h, 'n')
+    if dl <= now then return {'x', 'session_over'} end
+    if n then return {'a', dl, n} end
+    return {'w', 0} -- reserved by the optimistic strategy, not confirmed yet
+  end
+  local rank = redis.call('ZRANK', KEYS[2], id)
+  if rank then
+    if tonumber(redis.call('ZSCORE', KEYS[4], id) or 0) <= now then
+      finish(id, 'expired', s)
+      return {'x', 'expired'}
+    end
+    redis.call('ZADD', KEYS[4], 'XX', now + s.ticket_ttl_ms, id)
+    keep(id, 2 * s.ticket_ttl_ms)
+    return {'w', rank}
+  end
+  local x = redis.call('HGET', h, 'x')
+  if x then return {'x', x} end
+  if redis.call('HGET', h, 'n') then return {'x', 'session_over'} end
+  if redis.call('EXISTS', h) == 1 then return {'w', 0} end -- popped by a round in flight
+  return {'x', 'not_found'}
+end
+
+function ops.status(s, now)
+  local out = {}
+  for i = 7, #ARGV do out[#out + 1] = status1(ARGV[i], now, s) end
+  return out
+end
+
+-- enter(id, nonce) -> {'ok', deadline} | {'used'} | {'expired'}
+function ops.enter(s, now)
+  local id, nonce = ARGV[7], ARGV[8]
+  local h = tkey(id)
+  local dl = tonumber(redis.call('ZSCORE', KEYS[3], id) or 0)
+  if dl <= now or redis.call('HGET', h, 'n') ~= nonce then return {'expired'} end
+  if redis.call('HGET', h, 'e') then return {'used'} end
+  redis.call('HSET', h, 'e', now)
+  return {'ok', dl}
+end
+
+-- heartbeat(id, nonce) -> {'ok', deadline, cap} | {'over'}
+-- Extends to now + session, never shortens, never past admitted + max_session.
+function ops.heartbeat(s, now)
+  local id, nonce = ARGV[7], ARGV[8]
+  local h = tkey(id)
+  local dl = tonumber(redis.call('ZSCORE', KEYS[3], id) or 0)
+  if dl <= now or redis.call('HGET', h, 'n') ~= nonce or not redis.call('HGET', h, 'e') then
+    return {'over'}
+  end
+  local cap = tonumber(redis.call('HGET', h, 'a')) + s.max_session_ms
+  local nxt = math.min(now + s.session_ms, cap)
+  if nxt > dl then
+    redis.call('ZADD', KEYS[3], 'XX', nxt, id)
+    keep(id, nxt - now + s.ticket_ttl_ms)
+    dl = nxt
+  end
+  return {'ok', dl, cap}
+end
+
+-- release(id, nonce, mode) -> 1 when the ticket held a place, 0 otherwise,
+-- -1 when mode is 'ticket' and the ticket was entered (the session token is
+-- needed then), -2 when the nonce is not the ticket's current admission.
+-- mode: 'any' (trusted caller), 'ticket' (the waiting-room ticket),
+-- 'session' (the entered session's token, with its nonce).
+function ops.release(s, now)
+  local id, nonce, mode = ARGV[7], ARGV[8], ARGV[9]
+  local h = tkey(id)
+  if mode == 'ticket' and redis.call('HGET', h, 'e') and redis.call('ZSCORE', KEYS[3], id) then
+    return -1
+  end
+  if mode == 'session' and redis.call('HGET', h, 'n') ~= nonce then return -2 end
+  return finish(id, 'released', s)
+end
+
+-- prepare(max_sweep) -> {now, slot, session_ms, ticket_ttl_ms, max_session_ms, reclaimed, swept}
+-- The start of a round of the strategies that admit with plain commands.
+function ops.prepare(s, now)
+  local reclaimed = redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+  local swept = sweep(now, tonumber(ARGV[7]), s)
+  return {now, s.slot, s.session_ms, s.ticket_ttl_ms, s.max_session_ms, reclaimed, swept}
+end
+
+-- round(max_drops) -> {now, reclaimed, dropped, session_ms, id1, arrival1, nonce1, ...}
+-- The atomic strategy's whole round: reclaim, sweep dead tickets, pop live
+-- heads up to the free places, admit them with their nonces, count.
+function ops.round(s, now)
+  local max_drops = tonumber(ARGV[7])
+  local reclaimed = redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+  local dropped = sweep(now, max_drops, s)
+  local free = s.slot - redis.call('ZCARD', KEYS[3])
+  local out = {now, reclaimed, 0, math.min(s.session_ms, s.max_session_ms)}
+  local n = 0
+  while free > 0 and dropped < max_drops do
+    local head = redis.call('ZPOPMIN', KEYS[2])
+    if #head == 0 then break end
+    local id = head[1]
+    if tonumber(redis.call('ZSCORE', KEYS[4], id) or 0) > now then
+      local nonce = redis.call('INCR', KEYS[6])
+      admit(id, now, s, nonce)
+      out[#out + 1] = id
+      out[#out + 1] = head[2]
+      out[#out + 1] = nonce
+      n = n + 1
+      free = free - 1
+    else
+      finish(id, 'expired', s)
+      dropped = dropped + 1
+    end
+  end
+  if n > 0 then redis.call('HINCRBY', KEYS[7], math.floor(now / 1000), n) end
+  out[3] = dropped
+  return out
+end
+
+-- add(id1, nonce1, id2, nonce2, ...) -> now: the naive strategy's add step,
+-- which admits what it popped without counting again (that is its overshoot).
+function ops.add(s, now)
+  for i = 7, #ARGV, 2 do admit(ARGV[i], now, s, ARGV[i + 1]) end
+  return now
+end
+
+-- confirm(id, nonce, arrival) -> {1|0, now}: the optimistic strategy's
+-- confirmation of a reservation it counted under the slot. A reservation that
+-- ran out meanwhile (a round slower than the session) is not admitted: the
+-- user goes back to the queue at their place.
+function ops.confirm(s, now)
+  local id = ARGV[7]
+  local dl = tonumber(redis.call('ZSCORE', KEYS[3], id) or 0)
+  if dl <= now then
+    redis.call('ZREM', KEYS[3], id)
+    redis.call('ZADD', KEYS[2], ARGV[9], id)
+    return {0, now}
+  end
+  redis.call('ZREM', KEYS[4], id)
+  redis.call('HSET', tkey(id), 'n', ARGV[8], 'a', now)
+  keep(id, dl - now + s.ticket_ttl_ms)
+  return {1, now}
+end
+
+local op = ops[ARGV[6]]
+if not op then return redis.error_reply('ERR waitroom: unknown operation ' .. tostring(ARGV[6])) end
+return op(settings(), now_ms())
