@@ -154,6 +154,7 @@ var commandGroups = []func() []*command{
 	commandsGeneric,
 	commandsSortedSet,
 	commandsHash,
+	commandsSet,
 	commandsConnection,
 	commandsServer,
 	commandsTransaction,

@@ -56,6 +56,9 @@ const (
 	msgWeightNotFloat  = "ERR weight value is not a float"
 	msgLimitNegative   = "ERR LIMIT can't be negative"
 
+	// Sets.
+	msgNumkeysPositive = "ERR numkeys should be greater than 0"
+
 	// Hashes.
 	msgHashNotInt   = "ERR hash value is not an integer"
 	msgHashNotFloat = "ERR hash value is not a float"
