@@ -465,18 +465,9 @@ func sinter(sets []*setValue, fn func(m string) bool) {
 
 // SINTERCARD numkeys key [key ...] [LIMIT limit].
 func cmdSintercard(x *Ctx) {
-	numkeys, err := strconv.ParseInt(x.arg(1), 10, 64)
-	if err != nil || !validIntText(x.args[1]) || numkeys < 1 {
-		x.err(msgNumkeysPositive)
-		return
-	}
-	if numkeys > int64(x.nargs()-2) {
-		x.err(msgNumKeysTooMany)
-		return
-	}
-	n := int(numkeys)
-	limit, ok := x.parseSintercardOpts(2 + n)
-	if !ok {
+	n, limit, msg := parseSintercard(x.args[1:])
+	if msg != "" {
+		x.err(msg)
 		return
 	}
 	sets, ok := x.readSets(x.args[2:2+n], false)
@@ -491,22 +482,27 @@ func cmdSintercard(x *Ctx) {
 	x.w.Int(card)
 }
 
-// parseSintercardOpts reads SINTERCARD's options from args[from:]: LIMIT (0 is no
-// limit).
-func (x *Ctx) parseSintercardOpts(from int) (limit int64, ok bool) {
-	for j := from; j < x.nargs(); j += 2 {
-		if !x.argIs(j, "limit") || j+1 >= x.nargs() {
-			x.err(msgSyntax)
-			return 0, false
+// parseSintercard reads SINTERCARD's arguments after its name: numkeys, the keys
+// and LIMIT (0: none), in Redis's order of checks. msg is the error to answer.
+func parseSintercard(args [][]byte) (numkeys int, limit int64, msg string) {
+	n, ok := parseRedisInt(args[0])
+	if !ok || n < 1 {
+		return 0, 0, msgNumkeysPositive
+	}
+	if n > int64(len(args)-1) {
+		return 0, 0, msgNumKeysTooMany
+	}
+	for j := 1 + int(n); j < len(args); j += 2 {
+		if !eqFold(args[j], "limit") || j+1 >= len(args) {
+			return 0, 0, msgSyntax
 		}
-		l, err := strconv.ParseInt(x.arg(j+1), 10, 64)
-		if err != nil || !validIntText(x.args[j+1]) || l < 0 {
-			x.err(msgLimitNegative)
-			return 0, false
+		l, ok := parseRedisInt(args[j+1])
+		if !ok || l < 0 {
+			return 0, 0, msgLimitNegative
 		}
 		limit = l
 	}
-	return limit, true
+	return int(n), limit, ""
 }
 
 // sunionDiffCmd builds SUNION, SDIFF (diff) and their STORE forms. As in Redis
