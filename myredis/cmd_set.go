@@ -77,7 +77,7 @@ func (x *Ctx) setChanged(key string, s *setValue, n int) {
 }
 
 // setMaxInts is the set-max-intset-entries in force.
-func (x *Ctx) setMaxInts() int { return setMaxIntsetEntries }
+func (x *Ctx) setMaxInts() int { return x.s.cfg.setMaxIntsetEntries() }
 
 // replySet writes every member of s (nil: none) in the set's order.
 func (x *Ctx) replySet(s *setValue) {

@@ -37,6 +37,20 @@ type Config struct {
 	// it a running script makes other clients get BUSY and may be killed. 0 means
 	// the default, 5000; negative means never (redis.conf's 0).
 	LuaTimeLimit int64
+	// SetMaxIntsetEntries is set-max-intset-entries: 0 means the default, 512;
+	// negative means 0 (no intsets).
+	SetMaxIntsetEntries int
+}
+
+// setMaxIntsetEntries is the effective set-max-intset-entries.
+func (c Config) setMaxIntsetEntries() int {
+	switch {
+	case c.SetMaxIntsetEntries == 0:
+		return setMaxIntsetEntries
+	case c.SetMaxIntsetEntries < 0:
+		return 0
+	}
+	return c.SetMaxIntsetEntries
 }
 
 // luaTimeLimit is the effective lua-time-limit in milliseconds (<= 0: none).
@@ -204,6 +218,11 @@ func (c *Config) Set(name, val string) error {
 		c.LuaTimeLimit, err = strconv.ParseInt(val, 10, 64)
 		if c.LuaTimeLimit <= 0 {
 			c.LuaTimeLimit = -1
+		}
+	case "set-max-intset-entries":
+		c.SetMaxIntsetEntries, err = intInRange(val, 0, math.MaxInt64)
+		if c.SetMaxIntsetEntries == 0 {
+			c.SetMaxIntsetEntries = -1
 		}
 	case "save", "daemonize", "protected-mode", "logfile":
 		// accepted for compatibility; MyRedis has no RDB and stays in the foreground
