@@ -25,7 +25,8 @@ import (
 //     member that stays present (SSCAN, as DB.scan). An index of chained buckets
 //     (index+1 of the chain's first entry, 0 = empty) finds a member by its hash;
 //     each entry keeps its hash and the next entry of its chain. This costs about
-//     60 bytes a member against Redis's 72 (dictEntry, sds, bucket pointer).
+//     54 bytes a member against Redis's 72 (dictEntry, sds, bucket pointer). The
+//     index grows and shrinks incrementally, so no single write rehashes it all.
 //
 // Members are never changed in place; an entry's member string is immutable.
 type setValue struct {
@@ -33,6 +34,11 @@ type setValue struct {
 	hash    bool       // hashtable encoding (entries, buckets)
 	entries []setEntry // hashtable: the members, dense, in no particular order
 	buckets []int32    // hashtable: len is a power of two
+	// Resizing the index is incremental, as Redis's rehash: old is the previous
+	// index, drained a few buckets per write; an entry whose bucket in old is
+	// below rehashed has moved to buckets, the others are still in old.
+	old      []int32
+	rehashed int
 }
 
 type setEntry struct {
@@ -65,6 +71,7 @@ func (s *setValue) copyValue() any {
 	c.ints = slices.Clone(s.ints)
 	c.entries = slices.Clone(s.entries)
 	c.buckets = slices.Clone(s.buckets)
+	c.old, c.rehashed = slices.Clone(s.old), s.rehashed
 	return c
 }
 
@@ -80,7 +87,7 @@ func hashMember(m []byte) uint32 { return uint32(maphash.Bytes(setSeed, m)) }
 
 // find returns the index of m in entries, or -1. Hashtable encoding only.
 func (s *setValue) find(m []byte, h uint32) int {
-	for i := s.buckets[h&uint32(len(s.buckets)-1)]; i != 0; {
+	for i := *s.chain(h); i != 0; {
 		e := &s.entries[i-1]
 		if e.hash == h && e.member == string(m) {
 			return int(i - 1)
@@ -134,16 +141,75 @@ func (s *setValue) add(m []byte, maxInts int) bool {
 
 // insert appends a member known to be absent. Hashtable encoding only.
 func (s *setValue) insert(m string, h uint32) {
+	s.rehashStep()
 	if len(s.entries) >= len(s.buckets) {
-		s.rebuild(max(len(s.buckets)*2, 4))
+		s.resize(max(len(s.buckets)*2, 4))
 	}
-	b := h & uint32(len(s.buckets)-1)
-	s.entries = append(s.entries, setEntry{member: m, hash: h, next: s.buckets[b]})
-	s.buckets[b] = int32(len(s.entries))
+	head := s.chain(h)
+	s.entries = append(s.entries, setEntry{member: m, hash: h, next: *head})
+	*head = int32(len(s.entries))
 }
 
-// rebuild links every entry into a new index of size buckets (a power of two).
+// chain returns the head of the bucket chain that holds (or would hold) an entry
+// of hash h: in old while that bucket has not moved yet.
+func (s *setValue) chain(h uint32) *int32 {
+	if s.old != nil {
+		if b := int(h & uint32(len(s.old)-1)); b >= s.rehashed {
+			return &s.old[b]
+		}
+	}
+	return &s.buckets[h&uint32(len(s.buckets)-1)]
+}
+
+// resize starts moving the entries to a new index of size buckets (a power of
+// two), finishing any resize still under way first.
+func (s *setValue) resize(size int) {
+	for s.old != nil {
+		s.rehashStep()
+	}
+	if len(s.buckets) == 0 {
+		s.buckets = make([]int32, size)
+		return
+	}
+	s.old, s.rehashed = s.buckets, 0
+	s.buckets = make([]int32, size)
+}
+
+// rehashStep moves a few buckets of old to the new index (up to 4 chains, or 40
+// empty buckets), as Redis's dictRehash does on each write. A resize starts when
+// the entries reach the bucket count and the next one needs that many more
+// writes, so every resize is done before the next.
+func (s *setValue) rehashStep() {
+	if s.old == nil {
+		return
+	}
+	mask := uint32(len(s.buckets) - 1)
+	for moved, empty := 0, 0; moved < 4 && empty < 40 && s.rehashed < len(s.old); s.rehashed++ {
+		i := s.old[s.rehashed]
+		if i == 0 {
+			empty++
+			continue
+		}
+		for i != 0 {
+			e := &s.entries[i-1]
+			next := e.next
+			b := e.hash & mask
+			e.next = s.buckets[b]
+			s.buckets[b] = i
+			i = next
+		}
+		s.old[s.rehashed] = 0
+		moved++
+	}
+	if s.rehashed == len(s.old) {
+		s.old, s.rehashed = nil, 0
+	}
+}
+
+// rebuild links every entry into a new index of size buckets at once (small
+// sets: the conversion from an intset).
 func (s *setValue) rebuild(size int) {
+	s.old, s.rehashed = nil, 0
 	s.buckets = make([]int32, size)
 	mask := uint32(size - 1)
 	for i := range s.entries {
@@ -203,15 +269,16 @@ func (s *setValue) removeAt(i int) {
 		s.ints = slices.Delete(s.ints, i, i+1)
 		return
 	}
+	s.rehashStep()
 	s.unlink(i)
 	last := len(s.entries) - 1
 	if i != last {
 		s.unlink(last)
 		moved := s.entries[last]
-		b := moved.hash & uint32(len(s.buckets)-1)
-		moved.next = s.buckets[b]
+		head := s.chain(moved.hash)
+		moved.next = *head
 		s.entries[i] = moved
-		s.buckets[b] = int32(i + 1)
+		*head = int32(i + 1)
 	}
 	s.entries[last] = setEntry{}
 	s.entries = s.entries[:last]
@@ -221,7 +288,7 @@ func (s *setValue) removeAt(i int) {
 // unlink takes entry i out of its bucket's chain.
 func (s *setValue) unlink(i int) {
 	e := &s.entries[i]
-	p := &s.buckets[e.hash&uint32(len(s.buckets)-1)]
+	p := s.chain(e.hash)
 	for *p != int32(i+1) {
 		p = &s.entries[*p-1].next
 	}
@@ -231,8 +298,8 @@ func (s *setValue) unlink(i int) {
 // shrink gives memory back when the set has lost most of its members.
 func (s *setValue) shrink() {
 	n := len(s.entries)
-	if len(s.buckets) > 64 && n < len(s.buckets)/8 {
-		s.rebuild(max(nextPow2(n*2), 4))
+	if s.old == nil && len(s.buckets) > 64 && n < len(s.buckets)/8 {
+		s.resize(max(nextPow2(n*2), 4))
 	}
 	if cap(s.entries) > 64 && n < cap(s.entries)/4 {
 		s.entries = slices.Clip(slices.Clone(s.entries[:n:n]))

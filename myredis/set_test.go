@@ -46,13 +46,16 @@ func checkSet(t interface {
 		return
 	}
 	linked := 0
-	for b, head := range s.buckets {
-		for i := head; i != 0; i = s.entries[i-1].next {
-			e := s.entries[i-1]
-			if int(e.hash&uint32(len(s.buckets)-1)) != b || e.hash != hashMember([]byte(e.member)) {
-				t.Fatalf("entry %q in the wrong bucket", e.member)
+	for _, index := range [][]int32{s.buckets, s.old} {
+		for b, head := range index {
+			for i := head; i != 0; i = s.entries[i-1].next {
+				e := s.entries[i-1]
+				if int(e.hash&uint32(len(index)-1)) != b || e.hash != hashMember([]byte(e.member)) ||
+					s.chain(e.hash) != &index[b] {
+					t.Fatalf("entry %q in the wrong bucket", e.member)
+				}
+				linked++
 			}
-			linked++
 		}
 	}
 	if linked != len(s.entries) {
@@ -204,6 +207,16 @@ func TestSetModel(t *testing.T) {
 				delete(model, s.at(i))
 				s.removeAt(i)
 			},
+			"RemoveMany": func(t *rapid.T) {
+				n := rapid.IntRange(1, 100).Draw(t, "n")
+				for range n {
+					if s.Len() == 0 {
+						return
+					}
+					delete(model, s.at(0))
+					s.removeAt(0)
+				}
+			},
 			"Has": func(t *rapid.T) {
 				m := member.Draw(t, "m")
 				if s.has([]byte(m)) != model[m] {
@@ -301,5 +314,34 @@ func TestSetSpopBackToIntset(t *testing.T) {
 	}
 	if got := string(srv.Do("SCARD", "s")); got != ":10\r\n" {
 		t.Fatalf("SCARD %q", got)
+	}
+}
+
+// TestSetIndexResizes grows a set far and shrinks it back, checking the index
+// while resizes are under way.
+func TestSetIndexResizes(t *testing.T) {
+	s := newSet()
+	model := map[string]bool{}
+	for i := range 5000 {
+		m := fmt.Sprintf("m%d", i)
+		s.add([]byte(m), setMaxIntsetEntries)
+		model[m] = true
+		if i%97 == 0 {
+			checkSet(t, s, model)
+		}
+	}
+	for i := range 4990 {
+		m := fmt.Sprintf("m%d", i)
+		if !s.remove([]byte(m)) {
+			t.Fatalf("remove(%q) found nothing", m)
+		}
+		delete(model, m)
+		if i%97 == 0 {
+			checkSet(t, s, model)
+		}
+	}
+	checkSet(t, s, model)
+	if len(s.buckets) > 64 && s.old == nil {
+		t.Fatalf("10 members left in %d buckets", len(s.buckets))
 	}
 }
