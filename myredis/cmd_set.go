@@ -23,7 +23,7 @@ func commandsSet() []*command {
 		{name: "smove", arity: 4, flags: flagWrite, fn: cmdSmove, firstKey: 1, lastKey: 2},
 		{name: "sinter", arity: -2, flags: flagReadonly, fn: sinterCmd(false), firstKey: 1, lastKey: -1},
 		{name: "sinterstore", arity: -3, flags: flagWrite, fn: sinterCmd(true), firstKey: 1, lastKey: -1},
-		{name: "sintercard", arity: -3, flags: flagReadonly, fn: cmdSintercard},
+		{name: "sintercard", arity: -3, flags: flagReadonly, fn: cmdSintercard, firstKey: 2, lastKey: -1, keyArgs: sintercardKeys},
 		{name: "sunion", arity: -2, flags: flagReadonly, fn: sunionDiffCmd(false, false), firstKey: 1, lastKey: -1},
 		{name: "sunionstore", arity: -3, flags: flagWrite, fn: sunionDiffCmd(false, true), firstKey: 1, lastKey: -1},
 		{name: "sdiff", arity: -2, flags: flagReadonly, fn: sunionDiffCmd(true, false), firstKey: 1, lastKey: -1},
@@ -480,6 +480,18 @@ func cmdSintercard(x *Ctx) {
 		return limit == 0 || card < limit
 	})
 	x.w.Int(card)
+}
+
+// sintercardKeys are SINTERCARD's key arguments, numkeys of them.
+func sintercardKeys(args [][]byte) [][]byte {
+	if len(args) < 3 {
+		return nil
+	}
+	n, ok := parseRedisInt(args[1])
+	if !ok || n < 1 || n > int64(len(args)-2) {
+		return nil
+	}
+	return args[2 : 2+n]
 }
 
 // parseSintercard reads SINTERCARD's arguments after its name: numkeys, the keys
