@@ -22,9 +22,10 @@ type sortableList interface {
 }
 
 // sortStoreList builds the list SORT ... STORE writes from its elements, head to
-// tail. It is set where the list type is defined; while it is nil (a build
-// without lists) a STORE with a non-empty result answers msgSortStoreNoList.
-var sortStoreList func(elems [][]byte) any
+// tail (the list owns them). It is set where the list type is defined; while it is
+// nil (a build without lists) a STORE with a non-empty result answers
+// msgSortStoreNoList.
+var sortStoreList func(s *Server, elems [][]byte) any
 
 // sortKeys are SORT's key arguments: the sorted key and STORE's destination
 // (COMMAND GETKEYS, and what the AOF rewrite captures before a write).
@@ -358,7 +359,7 @@ func (x *Ctx) sortStore(items []sortItem, o sortOpts) {
 		x.err(msgSortStoreNoList)
 		return
 	}
-	x.db.set(dst, sortStoreList(out), false)
+	x.db.set(dst, sortStoreList(x.s, out), false)
 	x.dirty(len(out))
 	x.w.Int(int64(len(out)))
 }
