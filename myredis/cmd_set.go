@@ -23,7 +23,7 @@ func commandsSet() []*command {
 		{name: "smove", arity: 4, flags: flagWrite, fn: cmdSmove, firstKey: 1, lastKey: 2},
 		{name: "sinter", arity: -2, flags: flagReadonly, fn: sinterCmd(false), firstKey: 1, lastKey: -1},
 		{name: "sinterstore", arity: -3, flags: flagWrite, fn: sinterCmd(true), firstKey: 1, lastKey: -1},
-		{name: "sintercard", arity: -3, flags: flagReadonly, fn: cmdSintercard, firstKey: 2, lastKey: -1, keyArgs: sintercardKeys},
+		{name: "sintercard", arity: -3, flags: flagReadonly, fn: cmdSintercard, firstKey: 2, lastKey: -1, keysFn: sintercardKeys},
 		{name: "sunion", arity: -2, flags: flagReadonly, fn: sunionDiffCmd(false, false), firstKey: 1, lastKey: -1},
 		{name: "sunionstore", arity: -3, flags: flagWrite, fn: sunionDiffCmd(false, true), firstKey: 1, lastKey: -1},
 		{name: "sdiff", arity: -2, flags: flagReadonly, fn: sunionDiffCmd(true, false), firstKey: 1, lastKey: -1},

@@ -11,7 +11,7 @@ import (
 // over sets, sorted sets and lists (sortableList), as Redis 7.0's sortCommand.
 func commandsSort() []*command {
 	return []*command{
-		{name: "sort", arity: -2, flags: flagWrite, fn: sortCmd(false), firstKey: 1, lastKey: 1, keyArgs: sortKeys},
+		{name: "sort", arity: -2, flags: flagWrite, fn: sortCmd(false), firstKey: 1, lastKey: 1, keysFn: sortKeys},
 		{name: "sort_ro", arity: -2, flags: flagReadonly, fn: sortCmd(true), firstKey: 1, lastKey: 1},
 	}
 }
