@@ -214,29 +214,31 @@ func (s *Server) configParams() map[string]func() string {
 	}
 	c := &s.cfg
 	return map[string]func() string{
-		"port":                   func() string { return strconv.Itoa(c.Port) },
-		"bind":                   func() string { return c.Bind },
-		"requirepass":            func() string { return c.RequirePass },
-		"databases":              func() string { return strconv.Itoa(c.Databases) },
-		"maxclients":             func() string { return strconv.Itoa(c.MaxClients) },
-		"proto-max-bulk-len":     func() string { return strconv.FormatInt(c.ProtoMaxBulkLen, 10) },
-		"hz":                     func() string { return strconv.Itoa(c.Hz) },
-		"loglevel":               func() string { return c.LogLevel },
-		"appendonly":             func() string { return yesNo(c.AppendOnly) },
-		"appendfsync":            func() string { return c.AppendFsync },
-		"dir":                    func() string { return c.Dir },
-		"appendfilename":         func() string { return c.AppendFilename },
-		"save":                   func() string { return "" },
-		"maxmemory":              func() string { return "0" },
-		"timeout":                func() string { return "0" },
-		"lua-time-limit":         func() string { return strconv.FormatInt(max(c.luaTimeLimit(), 0), 10) },
-		"busy-reply-threshold":   func() string { return strconv.FormatInt(max(c.luaTimeLimit(), 0), 10) },
-		"io-threads":             func() string { return strconv.Itoa(runtime.GOMAXPROCS(0)) },
-		"set-max-intset-entries": func() string { return strconv.Itoa(c.setMaxIntsetEntries()) },
+		"port":                 func() string { return strconv.Itoa(c.Port) },
+		"bind":                 func() string { return c.Bind },
+		"requirepass":          func() string { return c.RequirePass },
+		"databases":            func() string { return strconv.Itoa(c.Databases) },
+		"maxclients":           func() string { return strconv.Itoa(c.MaxClients) },
+		"proto-max-bulk-len":   func() string { return strconv.FormatInt(c.ProtoMaxBulkLen, 10) },
+		"hz":                   func() string { return strconv.Itoa(c.Hz) },
+		"loglevel":             func() string { return c.LogLevel },
+		"appendonly":           func() string { return yesNo(c.AppendOnly) },
+		"appendfsync":          func() string { return c.AppendFsync },
+		"dir":                  func() string { return c.Dir },
+		"appendfilename":       func() string { return c.AppendFilename },
+		"save":                 func() string { return "" },
+		"maxmemory":            func() string { return "0" },
+		"timeout":              func() string { return "0" },
+		"lua-time-limit":       func() string { return strconv.FormatInt(max(c.luaTimeLimit(), 0), 10) },
+		"busy-reply-threshold": func() string { return strconv.FormatInt(max(c.luaTimeLimit(), 0), 10) },
+		"io-threads":           func() string { return strconv.Itoa(runtime.GOMAXPROCS(0)) },
 
 		// the AOF's automatic rewrite
 		"auto-aof-rewrite-percentage": func() string { return strconv.Itoa(max(c.AutoAOFRewritePercentage, 0)) },
 		"auto-aof-rewrite-min-size":   func() string { return strconv.FormatInt(c.AutoAOFRewriteMinSize, 10) },
+
+		// sets
+		"set-max-intset-entries": func() string { return strconv.Itoa(c.setMaxIntsetEntries()) },
 	}
 }
 
