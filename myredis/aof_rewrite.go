@@ -14,8 +14,8 @@ import (
 
 // AOF rewrite (BGREWRITEAOF, the automatic rewrite, SAVE, BGSAVE).
 //
-// The new file holds one command per live key (SET key value [PXAT ms], ZADD and
-// HMSET in batches) as the data was at the moment the rewrite started, t0, followed by every
+// The new file holds one command per live key (SET key value [PXAT ms], ZADD, SADD
+// and HMSET in batches) as the data was at the moment the rewrite started, t0, followed by every
 // write made since t0 (the rewrite buffer), then takes the old file's place.
 //
 // Reading the data "as at t0" without stopping the executor for the whole dataset
@@ -139,12 +139,12 @@ func (a *aof) capture(rw *rewrite, db *DB, key string, whole bool) int {
 	switch v := e.val.(type) {
 	case []byte:
 		it.isString, it.str = true, v
-	case *zset:
+	case sliceable: // sorted sets and sets
 		if !whole && v.Len() > zsetSlice {
 			rw.slicing = append(rw.slicing, &zsetCapture{db: db, key: key, z: v, expireAt: at})
 			return 1
 		}
-		it.cmds = appendZSetRewrite(nil, key, v, 0, v.Len())
+		it.cmds = v.appendRewrite(nil, key, 0, v.Len())
 	case *hashValue:
 		it.cmds = appendHashRewrite(nil, key, v) // HMSET, 64 fields each
 	default:
@@ -155,18 +155,29 @@ func (a *aof) capture(rw *rewrite, db *DB, key string, whole bool) int {
 	return 1 + len(it.cmds)/4096
 }
 
-// Sorted sets are the one value type changed in place, so capturing one means
-// encoding it. A large one (more than zsetSlice members) is encoded zsetSlice members
-// per executor job; until it is done no write has touched it (a write would first
+// Sorted sets and sets are changed in place, so capturing one means encoding it.
+// A large one (more than zsetSlice members) is encoded zsetSlice members per
+// executor job; until it is done no write has touched it (a write would first
 // finish it: finishSlicing), so its members keep their positions between jobs.
 const zsetSlice = 8192
 
-// zsetCapture is a large sorted set being captured.
+// sliceable is a value the rewrite captures a slice at a time: members [from, to)
+// encoded as the commands that add them.
+type sliceable interface {
+	Len() int
+	appendRewrite(b []byte, key string, from, to int) []byte
+}
+
+func (z *zset) appendRewrite(b []byte, key string, from, to int) []byte {
+	return appendZSetRewrite(b, key, z, from, to)
+}
+
+// zsetCapture is a large sorted set or set being captured.
 type zsetCapture struct {
 	db       *DB
 	key      string
-	z        *zset // the value at t0, unchanged while it is being captured
-	next     int   // members [0, next) are captured
+	z        sliceable // the value at t0, unchanged while it is being captured
+	next     int       // members [0, next) are captured
 	expireAt int64
 }
 
@@ -182,7 +193,7 @@ func (a *aof) slice(rw *rewrite) {
 }
 
 func (a *aof) captureSlice(rw *rewrite, c *zsetCapture, end int) {
-	it := snapItem{db: c.db.id, key: c.key, cmds: appendZSetRewrite(nil, c.key, c.z, c.next, end)}
+	it := snapItem{db: c.db.id, key: c.key, cmds: c.z.appendRewrite(nil, c.key, c.next, end)}
 	if end == c.z.Len() {
 		it.expireAt = c.expireAt // after the last ZADD
 	}

@@ -72,6 +72,8 @@ func dump(s *Server) []string {
 				switch v := e.val.(type) {
 				case *zset:
 					val = fmt.Sprint(v.Items(0, v.Len(), false))
+				case *setValue:
+					val = fmt.Sprint(sortedCopy(v.members()))
 				case *hashValue:
 					var fields []string
 					v.Range(func(f string, b []byte) bool {

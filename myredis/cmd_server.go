@@ -237,6 +237,9 @@ func (s *Server) configParams() map[string]func() string {
 		// the AOF's automatic rewrite
 		"auto-aof-rewrite-percentage": func() string { return strconv.Itoa(max(c.AutoAOFRewritePercentage, 0)) },
 		"auto-aof-rewrite-min-size":   func() string { return strconv.FormatInt(c.AutoAOFRewriteMinSize, 10) },
+
+		// sets
+		"set-max-intset-entries": func() string { return strconv.Itoa(c.setMaxIntsetEntries()) },
 	}
 }
 
@@ -246,6 +249,7 @@ var runtimeSettable = map[string]bool{
 	"appendfsync": true, "save": true, "proto-max-bulk-len": true, "maxmemory": true, "timeout": true,
 	"lua-time-limit": true, "busy-reply-threshold": true, "hll-sparse-max-bytes": true,
 	"auto-aof-rewrite-percentage": true, "auto-aof-rewrite-min-size": true,
+	"set-max-intset-entries": true,
 }
 
 func cmdConfig(x *Ctx) {

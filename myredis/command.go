@@ -27,6 +27,8 @@ type command struct {
 	fn    func(x *Ctx)
 	// key positions for COMMAND INFO and key extraction: first, last (-1 = last arg), step.
 	firstKey, lastKey, step int
+	// keysFn, when set, finds the keys instead (SORT's STORE destination).
+	keysFn func(args [][]byte) [][]byte
 	// subs are a container command's subcommands by lower-case name, each with its
 	// own arity (and fn, flags: the container's unless set). call resolves the
 	// subcommand before checking arity, so "CLIENT LIST x" is refused as Redis
@@ -112,6 +114,9 @@ func (c *command) arityOK(n int) bool {
 
 // keys returns the key arguments of args, following the command's key spec.
 func (c *command) keys(args [][]byte) [][]byte {
+	if c.keysFn != nil {
+		return c.keysFn(args)
+	}
 	if c.firstKey == 0 || len(args) <= c.firstKey {
 		return nil
 	}
@@ -157,6 +162,8 @@ var commandGroups = []func() []*command{
 	commandsGeneric,
 	commandsSortedSet,
 	commandsHash,
+	commandsSet,
+	commandsSort,
 	commandsConnection,
 	commandsServer,
 	commandsTransaction,

@@ -40,6 +40,9 @@ type Config struct {
 	// HLLSparseMaxBytes is hll-sparse-max-bytes: 0 means the default, 3000;
 	// negative means 0 (see hllSparseMaxBytes).
 	HLLSparseMaxBytes int64
+	// SetMaxIntsetEntries is set-max-intset-entries: 0 means the default, 512;
+	// negative means 0 (no intsets).
+	SetMaxIntsetEntries int
 }
 
 // hllSparseMaxBytes is the effective hll-sparse-max-bytes.
@@ -48,6 +51,17 @@ func (c Config) hllSparseMaxBytes() int64 {
 		return 3000
 	}
 	return max(c.HLLSparseMaxBytes, 0)
+}
+
+// setMaxIntsetEntries is the effective set-max-intset-entries.
+func (c Config) setMaxIntsetEntries() int {
+	switch {
+	case c.SetMaxIntsetEntries == 0:
+		return setMaxIntsetEntries
+	case c.SetMaxIntsetEntries < 0:
+		return 0
+	}
+	return c.SetMaxIntsetEntries
 }
 
 // luaTimeLimit is the effective lua-time-limit in milliseconds (<= 0: none).
@@ -221,6 +235,11 @@ func (c *Config) Set(name, val string) error {
 			err = errors.New("argument must be a memory value")
 		} else if c.HLLSparseMaxBytes == 0 {
 			c.HLLSparseMaxBytes = -1
+		}
+	case "set-max-intset-entries":
+		c.SetMaxIntsetEntries, err = intInRange(val, 0, math.MaxInt64)
+		if c.SetMaxIntsetEntries == 0 {
+			c.SetMaxIntsetEntries = -1
 		}
 	case "save", "daemonize", "protected-mode", "logfile":
 		// accepted for compatibility; MyRedis has no RDB and stays in the foreground

@@ -56,6 +56,13 @@ const (
 	msgWeightNotFloat  = "ERR weight value is not a float"
 	msgLimitNegative   = "ERR LIMIT can't be negative"
 
+	// Sets.
+	msgNumkeysPositive = "ERR numkeys should be greater than 0"
+
+	// SORT.
+	msgSortNotDouble   = "ERR One or more scores can't be converted into double"
+	msgSortStoreNoList = "ERR SORT STORE writes a list, and this build of MyRedis has no list type"
+
 	// Hashes.
 	msgHashNotInt   = "ERR hash value is not an integer"
 	msgHashNotFloat = "ERR hash value is not a float"

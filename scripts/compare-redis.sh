@@ -14,6 +14,8 @@
 #   core    PING, SET, GET, INCR                      (redis-benchmark -t)
 #   zset    ZADD ZSCORE ZRANK ZRANGE ZREMRANGEBYSCORE ZPOPMIN on a preloaded set,
 #           plus memory per member of the preloaded set
+#   sets    SADD, SPOP (redis-benchmark -t, -r 1000000), plus memory per member of a
+#           set of SET_SIZE members
 #   script  EVALSHA of ZCARD + ZPOPMIN + ZADD
 #   multi   MULTI / INCR / EXEC                       (scripts/respload)
 #   aof     SET and ZADD with appendonly yes, appendfsync everysec and always
@@ -22,7 +24,8 @@
 #   N=200000          requests per test          REPS=3        repetitions (medians)
 #   N_PIPE=$N         requests per test when -P > 1 (longer runs are steadier)
 #   CLIENTS=50        connections                PIPELINES="1 16"  -P values
-#   SECTIONS="core zset script multi aof"        ZSET_SIZE=1000000 preloaded members
+#   SECTIONS="core zset sets script multi aof"   ZSET_SIZE=1000000 preloaded members
+#   SET_SIZE=1000000  members of the set whose memory is measured
 #   AOF_N=$N          requests per AOF test      AOF_POLICIES="everysec always"
 #   MYREDIS_BIN=...   use this binary instead of building ./cmd/myredis
 #   MYREDIS_ENV="GOMAXPROCS=1"   environment for MyRedis only
@@ -39,8 +42,9 @@ N=${N:-200000}
 REPS=${REPS:-3}
 CLIENTS=${CLIENTS:-50}
 PIPELINES=${PIPELINES:-"1 16"}
-SECTIONS=${SECTIONS:-"core zset script multi aof"}
+SECTIONS=${SECTIONS:-"core zset sets script multi aof"}
 ZSET_SIZE=${ZSET_SIZE:-1000000}
+SET_SIZE=${SET_SIZE:-1000000}
 AOF_N=${AOF_N:-$N}
 AOF_POLICIES=${AOF_POLICIES:-"everysec always"}
 MYREDIS_ENV=${MYREDIS_ENV:-}
@@ -295,6 +299,53 @@ section_zset() {
 	done
 }
 
+# set_preload PORT KEY COUNT: COUNT members "element:<12 digits>" (20 bytes), the names
+# redis-benchmark's SADD test uses with -r, loaded with redis-cli --pipe.
+set_preload() {
+	local file=$tmp/set-$2-$3.resp
+	if [[ ! -f $file ]]; then
+		awk -v n="$3" -v key="$2" 'BEGIN {
+			for (i = 0; i < n; i += 1000) {
+				m = (n - i < 1000) ? n - i : 1000
+				printf "*%d\r\n$4\r\nSADD\r\n$%d\r\n%s\r\n", 2 + m, length(key), key
+				for (j = i; j < i + m; j++) {
+					mem = sprintf("element:%012d", j)
+					printf "$%d\r\n%s\r\n", length(mem), mem
+				}
+			}
+		}' >"$file"
+	fi
+	redis-cli -p "$1" del "$2" >/dev/null
+	local out
+	out=$(redis-cli -p "$1" --pipe <"$file" 2>&1)
+	grep -q 'errors: 0' <<<"$out" || { log "preload of $2 failed: $out"; return 1; }
+}
+
+section_sets() {
+	if ! supports "$MY_PORT" scard sbench || ! supports "$MY_PORT" spop sbench; then
+		log "sets: skipped, MyRedis does not know the set commands yet"
+		return
+	fi
+	local rep p server before after
+	for server in my rd; do
+		redis-cli -p "$(port_of "$server")" flushall >/dev/null
+		before=$(memory_of "$server")
+		set_preload "$(port_of "$server")" sbench "$SET_SIZE"
+		after=$(memory_of "$server")
+		echo "$server $before $after" >>"$tmp/memory-sets"
+		redis-cli -p "$(port_of "$server")" flushall >/dev/null
+	done
+	for rep in $(seq "$REPS"); do
+		for p in $PIPELINES; do
+			for server in my rd; do redis-cli -p "$(port_of "$server")" del myset >/dev/null; done
+			# SADD grows myset with random members; SPOP then pops them (and, once
+			# it is empty, answers nil, as it does in redis-benchmark's own run)
+			pair bench sets "$rep" "$p" - -r 1000000 -t sadd
+			pair bench sets "$rep" "$p" - -r 1000000 -t spop
+		done
+	done
+}
+
 section_script() {
 	local body="local n = redis.call('ZCARD', KEYS[1])
 local m = redis.call('ZPOPMIN', KEYS[1])
@@ -400,6 +451,16 @@ report() {
 			name = ($1 == "my") ? "MyRedis" : "Redis"
 			printf "| %s | %.1f | %.1f |\n", name, ($4 - $2) / n, ($5 - $3) / n }' "$tmp/memory"
 	fi
+	if [[ -f $tmp/memory-sets ]]; then
+		echo
+		echo "Set of $SET_SIZE members (20-byte names): memory added by the preload"
+		echo
+		echo "| server | used_memory bytes/member | RSS bytes/member |"
+		echo "|---|---:|---:|"
+		awk -v n="$SET_SIZE" '{
+			name = ($1 == "my") ? "MyRedis" : "Redis"
+			printf "| %s | %.1f | %.1f |\n", name, ($4 - $2) / n, ($5 - $3) / n }' "$tmp/memory-sets"
+	fi
 }
 
 # ---------------------------------------------------------------- main
@@ -412,7 +473,7 @@ for s in $SECTIONS; do [[ $s == aof ]] || need_pair=1; done
 ((need_pair)) && start_pair
 for s in $SECTIONS; do
 	case $s in
-	core | zset | script | multi) log "section $s"; "section_$s" ;;
+	core | zset | sets | script | multi) log "section $s"; "section_$s" ;;
 	aof) ((need_pair)) && stop_pair; need_pair=0; log "section aof"; section_aof ;;
 	*) log "unknown section $s"; exit 2 ;;
 	esac
