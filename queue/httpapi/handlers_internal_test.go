@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"errors"
 	"net"
 	"net/http/httptest"
 	"net/netip"
@@ -95,4 +96,30 @@ func FuzzVerifyUser(f *testing.F) {
 			t.Fatalf("accepted %q %d %q", user, expires, sig)
 		}
 	})
+}
+
+// redisErr is an error reply from the store, as go-redis returns one.
+type redisErr string
+
+func (e redisErr) Error() string { return string(e) }
+func (redisErr) RedisError()     {}
+
+// TestStoreStatus: an error the store means is 502 (documented in
+// openapi.yaml as StoreError); a transient one, or no answer, is 503.
+func TestStoreStatus(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want int
+	}{
+		{redisErr("ERR unknown command 'EVALSHA'"), 502},
+		{redisErr("NOSCRIPT No matching script"), 502},
+		{redisErr("LOADING Redis is loading the dataset in memory"), 503},
+		{redisErr("BUSY Redis is busy running a script"), 503},
+		{redisErr("READONLY You can't write against a read only replica."), 503},
+		{&net.OpError{Op: "dial", Err: errors.New("connection refused")}, 503},
+	} {
+		if got := storeStatus(c.err); got != c.want {
+			t.Errorf("storeStatus(%v) = %d, want %d", c.err, got, c.want)
+		}
+	}
 }

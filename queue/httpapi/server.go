@@ -102,7 +102,17 @@ type Server struct {
 	streamsOf    map[string]int // open streams per ticket id
 	hubReads     atomic.Int64   // store reads made by the event hubs
 	hubDelivered atomic.Int64   // statuses handed to streams by those reads
+
+	routeTable []Route // what routes registered, for Routes
 }
+
+// Route is one method and path pattern the server answers (net/http's
+// ServeMux syntax: {q} is a path segment).
+type Route struct{ Method, Path string }
+
+// Routes lists every route the server registers, in order; openapi.yaml
+// documents exactly these (openapi_test.go).
+func (s *Server) Routes() []Route { return append([]Route(nil), s.routeTable...) }
 
 // room is one queue with what the HTTP layer keeps about it.
 type room struct {
@@ -230,6 +240,7 @@ func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	api := func(method, path string, h http.HandlerFunc) {
 		mux.HandleFunc(method+" "+path, h)
+		s.routeTable = append(s.routeTable, Route{method, path})
 		allow := method
 		if method == "GET" {
 			allow = "GET, HEAD"
@@ -245,13 +256,16 @@ func (s *Server) routes() http.Handler {
 	api("GET", "/v1/queues", s.list)
 	mux.HandleFunc("GET /v1/queues/{q}", s.info)
 	mux.HandleFunc("PUT /v1/queues/{q}", s.update)
+	s.routeTable = append(s.routeTable, Route{"GET", "/v1/queues/{q}"}, Route{"PUT", "/v1/queues/{q}"})
 	mux.HandleFunc("/v1/queues/{q}", methodNotAllowed("GET, HEAD, PUT"))
 	api("GET", "/healthz", s.healthz)
 	api("GET", "/readyz", s.readyz)
 	api("GET", "/metrics", s.metrics.handler(s.cfg.Registry).ServeHTTP)
+	api("GET", "/openapi.yaml", serveOpenAPI)
 	api("GET", "/q/{q}", s.page)
 	api("GET", "/assets/{file}", s.asset)
 	mux.HandleFunc("GET /{$}", s.index)
+	s.routeTable = append(s.routeTable, Route{"GET", "/"})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such route: %s", r.URL.Path)
 	})

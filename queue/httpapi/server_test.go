@@ -161,6 +161,7 @@ func (e *env) do(method, path, token, body string, hdr ...string) res {
 	require.NoError(e.t, err)
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
+	checkContract(e.t, req, resp, raw)
 	r := res{code: resp.StatusCode, raw: string(raw), header: resp.Header, body: map[string]any{}}
 	json.Unmarshal(raw, &r.body)
 	return r
