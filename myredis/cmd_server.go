@@ -108,7 +108,7 @@ func (x *Ctx) commandList() {
 		keep = func(c *command) bool { return strings.Contains(redisCommandInfo[c.name], cat) }
 	case x.nargs() == 5 && eqFold(x.args[2], "filterby") && eqFold(x.args[3], "pattern"):
 		pattern := x.arg(4)
-		keep = func(c *command) bool { return globMatch(pattern, c.name) }
+		keep = func(c *command) bool { return globMatchNoCase(pattern, c.name) }
 	default:
 		x.err(msgSyntax)
 		return
@@ -239,6 +239,30 @@ func (s *Server) configParams() map[string]func() string {
 	}
 }
 
+// configGetNames picks CONFIG GET's parameters as Redis 7.0 does: a name without
+// glob characters is looked up and echoed as typed ("HZ"), a pattern matches
+// without case and shows the parameter's own name; each parameter once, the first
+// argument that names it winning. The result maps the parameter to the name shown.
+func configGetNames(params map[string]func() string, args [][]byte) map[string]string {
+	shown := map[string]string{}
+	for _, a := range args {
+		typed := string(a)
+		if !strings.ContainsAny(typed, "[*?") {
+			name := strings.ToLower(typed)
+			if _, dup := shown[name]; !dup && params[name] != nil {
+				shown[name] = typed
+			}
+			continue
+		}
+		for name := range params {
+			if _, dup := shown[name]; !dup && globMatchNoCase(typed, name) {
+				shown[name] = name
+			}
+		}
+	}
+	return shown
+}
+
 // runtimeSettable are the settings CONFIG SET may change while running.
 var runtimeSettable = map[string]bool{
 	"requirepass": true, "maxclients": true, "hz": true, "loglevel": true,
@@ -254,19 +278,15 @@ func cmdConfig(x *Ctx) {
 	switch sub := strings.ToLower(x.arg(1)); sub {
 	case "get":
 		params := x.s.configParams()
-		names := make([]string, 0, len(params))
-		for name := range params {
-			for _, p := range x.args[2:] {
-				if globMatch(strings.ToLower(string(p)), name) {
-					names = append(names, name)
-					break
-				}
-			}
+		shown := configGetNames(params, x.args[2:])
+		names := make([]string, 0, len(shown))
+		for name := range shown {
+			names = append(names, name)
 		}
 		sort.Strings(names)
 		x.w.Array(2 * len(names))
 		for _, n := range names {
-			x.w.BulkString(n)
+			x.w.BulkString(shown[n])
 			x.w.BulkString(params[n]())
 		}
 	case "set":
