@@ -1,10 +1,10 @@
 GO ?= go
 BIN := bin
 
-.PHONY: help build run test compat bench fuzz lint
+.PHONY: help build run test test-race compat bench fuzz lint
 
 help: ## list the targets
-	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
 build: ## build every binary into bin/
 	$(GO) build -o $(BIN)/ ./cmd/...
@@ -15,6 +15,14 @@ run: build ## start MyRedis, three queue instances (8081-8083) and the demo targ
 test: ## run every test (differential tests need redis-server; .ci/run installs it)
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 20m ./...
+
+# The concurrency-heavy MyRedis tests (many clients, blocking, scripts, AOF, workers
+# mode, INFO counters read across goroutines) under the race detector: about a minute
+# of tests on two cores, plus the -race build.
+RACE_TESTS := TestMaxClients|TestInfo$$|TestBzpop|TestExecIsAtomic|TestWatch|TestScriptIsAtomic|TestScriptKill|TestCloseStopsAScript|TestGoRedis50Clients|TestGoRedisWatchIncrementers|TestWorkersModeIsRaceFree|TestSingleExecutorSetNXHasOneWinner|TestWorkersSelectParallel|TestAOFRewriteUnderWritesKeepsEveryWrite|TestAOFAlwaysRepliesOnlyAfterFsync|TestAOFGroupCommitSharesFsyncs|TestAOFEverysecFsyncsInTheBackground|TestAOFWriteErrorHoldsWriteRepliesUntilTheFileWorks|TestAbuseDoesNotDisturbOthers|TestActiveExpiry|TestScanGuarantee
+
+test-race: ## run the concurrency-heavy MyRedis tests under -race
+	$(GO) test -race -count=1 -timeout 15m -run '$(RACE_TESTS)' ./myredis
 
 compat: build ## compare MyRedis and real Redis with redis-benchmark
 	bash scripts/compare-redis.sh

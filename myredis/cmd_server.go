@@ -296,7 +296,7 @@ func cmdConfig(x *Ctx) {
 		}
 		x.configSet()
 	case "resetstat":
-		x.s.stats = stats{}
+		x.s.resetStats()
 		x.ok()
 	case "rewrite":
 		x.err("ERR The server is running without a config file")
@@ -531,7 +531,7 @@ func infoStats(s *Server) [][2]string {
 	return [][2]string{
 		{"total_connections_received", itoa(clientIDs.Load())},
 		{"total_commands_processed", itoa(s.stats.commands)},
-		{"rejected_connections", itoa(s.stats.rejectedConns)},
+		{"rejected_connections", itoa(s.stats.rejectedConns.Load())},
 		{"expired_keys", itoa(s.stats.expiredKeys)},
 		{"keyspace_hits", itoa(s.stats.keyspaceHits)},
 		{"keyspace_misses", itoa(s.stats.keyspaceMisses)},

@@ -201,3 +201,11 @@ func FuzzGlob(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkGlobCVE times the CVE-2022-36021 regression pattern on a 40-byte key.
+func BenchmarkGlobCVE(b *testing.B) {
+	p, s := strings.Repeat("a*", 20)+"b", strings.Repeat("a", 40)
+	for i := 0; i < b.N; i++ {
+		globMatch(p, s)
+	}
+}

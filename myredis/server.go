@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/redcon"
@@ -68,9 +69,12 @@ type Server struct {
 	replID string       // INFO replication's master_replid, random per run
 }
 
+// stats are INFO's counters, owned by the executor (rejectedConns excepted).
 type stats struct {
 	commands, connections, expiredKeys, keyspaceHits, keyspaceMisses int64
-	rejectedConns                                                    int64
+	// rejectedConns is counted by the accept goroutine and read by INFO on the
+	// executor, hence atomic; RESETSTAT stores zero in it.
+	rejectedConns atomic.Int64
 }
 
 // Option customises a Server.
@@ -195,7 +199,7 @@ func (s *Server) accept(conn redcon.Conn) bool {
 	defer s.mu.Unlock()
 	if int64(len(s.clients)) >= s.live.maxClients.Load() {
 		conn.WriteError("ERR max number of clients reached")
-		s.stats.rejectedConns++
+		s.stats.rejectedConns.Add(1)
 		return false
 	}
 	c := newClient(s, conn)
@@ -356,3 +360,10 @@ func Open(cfg Config, opts ...Option) (*Server, error) {
 
 // openHooks run in Open after the server is built (the AOF registers one).
 var openHooks []func(*Server) error
+
+// resetStats zeroes INFO's counters (CONFIG RESETSTAT). Runs on the executor.
+func (s *Server) resetStats() {
+	s.stats.commands, s.stats.connections, s.stats.expiredKeys = 0, 0, 0
+	s.stats.keyspaceHits, s.stats.keyspaceMisses = 0, 0
+	s.stats.rejectedConns.Store(0)
+}
