@@ -71,21 +71,7 @@ func cmdCommand(x *Ctx) {
 	case "list":
 		x.commandList()
 	case "getkeys":
-		cmd := x.s.table.lookup(x.args[2])
-		switch {
-		case cmd == nil:
-			x.err("ERR Invalid command specified")
-		case cmd.firstKey == 0:
-			x.err("ERR The command has no key arguments")
-		case !cmd.arityOK(x.nargs() - 2):
-			x.err("ERR Invalid number of arguments specified for command")
-		default:
-			keys := cmd.keys(x.args[2:])
-			x.w.Array(len(keys))
-			for _, k := range keys {
-				x.w.Bulk(k)
-			}
-		}
+		x.commandGetKeys(x.args[2:])
 	case "help":
 		x.w.BulkStrings([]string{"COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
 			"(no subcommand)", "COUNT", "INFO [<command-name> ...]", "DOCS [<command-name> ...]",

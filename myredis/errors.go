@@ -118,3 +118,11 @@ const (
 	msgExecAbortBecause = "EXECABORT Transaction discarded because of: "
 	msgConfigSetFailed  = "ERR CONFIG SET failed (possibly related to argument '%s') - %s"
 )
+
+// COMMAND GETKEYS.
+const (
+	msgGetKeysInvalidCommand = "ERR Invalid command specified"
+	msgGetKeysNoKeys         = "ERR The command has no key arguments"
+	msgGetKeysArity          = "ERR Invalid number of arguments specified for command"
+	msgGetKeysInvalidArgs    = "ERR Invalid arguments specified for command"
+)
