@@ -182,7 +182,7 @@ type zsetCapture struct {
 	db       *DB
 	key      string
 	z        sliceable // the value at t0, unchanged while it is being captured
-	next     int   // members [0, next) are captured
+	next     int       // members [0, next) are captured
 	expireAt int64
 }
 
