@@ -218,6 +218,7 @@ func (s *Server) configParams() map[string]func() string {
 		"lua-time-limit":       func() string { return strconv.FormatInt(max(c.luaTimeLimit(), 0), 10) },
 		"busy-reply-threshold": func() string { return strconv.FormatInt(max(c.luaTimeLimit(), 0), 10) },
 		"io-threads":           func() string { return strconv.Itoa(runtime.GOMAXPROCS(0)) },
+		"active-expire-effort": func() string { return strconv.Itoa(c.ActiveExpireEffort) },
 
 		// the AOF's automatic rewrite
 		"auto-aof-rewrite-percentage": func() string { return strconv.Itoa(max(c.AutoAOFRewritePercentage, 0)) },
@@ -253,7 +254,7 @@ func configGetNames(params map[string]func() string, args [][]byte) map[string]s
 var runtimeSettable = map[string]bool{
 	"requirepass": true, "maxclients": true, "hz": true, "loglevel": true,
 	"appendfsync": true, "save": true, "proto-max-bulk-len": true, "maxmemory": true, "timeout": true,
-	"lua-time-limit": true, "busy-reply-threshold": true,
+	"lua-time-limit": true, "busy-reply-threshold": true, "active-expire-effort": true,
 	"auto-aof-rewrite-percentage": true, "auto-aof-rewrite-min-size": true,
 }
 

@@ -37,6 +37,8 @@ type Config struct {
 	// it a running script makes other clients get BUSY and may be killed. 0 means
 	// the default, 5000; negative means never (redis.conf's 0).
 	LuaTimeLimit int64
+	// ActiveExpireEffort is active-expire-effort, 1..10 (expire.go).
+	ActiveExpireEffort int
 }
 
 // luaTimeLimit is the effective lua-time-limit in milliseconds (<= 0: none).
@@ -93,6 +95,9 @@ func (c *Config) fillDefaults() {
 	}
 	if c.Workers <= 0 {
 		c.Workers = 1
+	}
+	if c.ActiveExpireEffort == 0 {
+		c.ActiveExpireEffort = 1
 	}
 }
 
@@ -205,6 +210,8 @@ func (c *Config) Set(name, val string) error {
 		if c.LuaTimeLimit <= 0 {
 			c.LuaTimeLimit = -1
 		}
+	case "active-expire-effort":
+		c.ActiveExpireEffort, err = intInRange(val, 1, 10)
 	case "save", "daemonize", "protected-mode", "logfile":
 		// accepted for compatibility; MyRedis has no RDB and stays in the foreground
 	default:

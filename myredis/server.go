@@ -66,6 +66,7 @@ type Server struct {
 	aof         *aof     // the append-only file, nil when appendonly is no
 
 	live   liveSettings // settings read off the executor
+	expire expireCycle  // active expiry's state (expire.go)
 	replID string       // INFO replication's master_replid, random per run
 }
 
@@ -305,19 +306,10 @@ func (s *Server) activeExpireLoop() {
 				t.Reset(time.Second / time.Duration(hz))
 			}
 			select {
-			case s.jobs <- job{fn: s.activeExpire}:
+			case s.jobs <- job{fn: s.activeExpireSlow}:
 			case <-s.quit:
 				return
 			}
-		}
-	}
-}
-
-// activeExpire runs one bounded active-expiry cycle over every database.
-func (s *Server) activeExpire() {
-	for _, db := range s.dbs {
-		if len(db.expires) > 0 {
-			db.activeExpireCycle(200)
 		}
 	}
 }
