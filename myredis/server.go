@@ -235,6 +235,7 @@ func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
 	c := conn.Context().(*Client)
 	c.cmds = append(c.cmds[:0], cmd)
 	c.cmds = append(c.cmds, conn.ReadPipeline()...)
+	wrote := false // replies were handed to redcon's buffer in this call
 	for {
 		c.out.Reset()
 		busy := s.scriptGuard.busySignal()
@@ -262,7 +263,8 @@ func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
 			}
 			<-c.done
 		}
-		conn.WriteRaw(c.out.Bytes())
+		writeReply(conn, &c.out, !wrote)
+		wrote = true
 		if c.closing {
 			conn.Close()
 			return
