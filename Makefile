@@ -19,7 +19,7 @@ test: ## run every test (differential tests need redis-server; .ci/run installs 
 # The concurrency-heavy MyRedis tests (many clients, blocking, scripts, AOF, workers
 # mode, INFO counters read across goroutines) under the race detector: about a minute
 # of tests on two cores, plus the -race build.
-RACE_TESTS := TestMaxClients|TestInfo$$|TestBzpop|TestExecIsAtomic|TestWatch|TestScriptIsAtomic|TestScriptKill|TestCloseStopsAScript|TestGoRedis50Clients|TestGoRedisWatchIncrementers|TestWorkersModeIsRaceFree|TestSingleExecutorSetNXHasOneWinner|TestWorkersSelectParallel|TestAOFRewriteUnderWritesKeepsEveryWrite|TestAOFAlwaysRepliesOnlyAfterFsync|TestAOFGroupCommitSharesFsyncs|TestAOFEverysecFsyncsInTheBackground|TestAOFWriteErrorHoldsWriteRepliesUntilTheFileWorks|TestAbuseDoesNotDisturbOthers|TestActiveExpiry|TestScanGuarantee
+RACE_TESTS := TestMaxClients|TestInfo$$|TestBzpop|TestExecIsAtomic|TestWatch|TestScriptIsAtomic|TestScriptKill|TestCloseStopsAScript|TestGoRedis50Clients|TestGoRedisWatchIncrementers|TestWorkersModeIsRaceFree|TestSingleExecutorSetNXHasOneWinner|TestWorkersSelectParallel|TestAOFRewriteUnderWritesKeepsEveryWrite|TestAOFAlwaysRepliesOnlyAfterFsync|TestAOFGroupCommitSharesFsyncs|TestAOFEverysecFsyncsInTheBackground|TestAOFWriteErrorHoldsWriteRepliesUntilTheFileWorks|TestAbuseDoesNotDisturbOthers|TestActiveExpire|TestReplyBuffersShrink|TestScanGuarantee
 
 test-race: ## run the concurrency-heavy MyRedis tests under -race
 	$(GO) test -race -count=1 -timeout 15m -run '$(RACE_TESTS)' ./myredis
