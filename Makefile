@@ -1,10 +1,10 @@
 GO ?= go
 BIN := bin
 
-.PHONY: help build run test compat bench fuzz lint
+.PHONY: help build run test test-race compat bench fuzz lint
 
 help: ## list the targets
-	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
 build: ## build every binary into bin/
 	$(GO) build -o $(BIN)/ ./cmd/...
@@ -16,6 +16,14 @@ test: ## run every test (differential tests need redis-server; .ci/run installs 
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 20m ./...
 	@if command -v node >/dev/null; then node --test examples/node/; else echo "node not installed: skipping examples/node"; fi
+
+# The concurrency-heavy MyRedis tests (many clients, blocking, scripts, AOF, workers
+# mode, INFO counters read across goroutines) under the race detector: about a minute
+# of tests on two cores, plus the -race build.
+RACE_TESTS := TestMaxClients|TestInfo$$|TestBzpop|TestExecIsAtomic|TestWatch|TestScriptIsAtomic|TestScriptKill|TestCloseStopsAScript|TestGoRedis50Clients|TestGoRedisWatchIncrementers|TestWorkersModeIsRaceFree|TestSingleExecutorSetNXHasOneWinner|TestWorkersSelectParallel|TestAOFRewriteUnderWritesKeepsEveryWrite|TestAOFAlwaysRepliesOnlyAfterFsync|TestAOFGroupCommitSharesFsyncs|TestAOFEverysecFsyncsInTheBackground|TestAOFWriteErrorHoldsWriteRepliesUntilTheFileWorks|TestAbuseDoesNotDisturbOthers|TestActiveExpire|TestReplyBuffersShrink|TestScanGuarantee
+
+test-race: ## run the concurrency-heavy MyRedis tests under -race
+	$(GO) test -race -count=1 -timeout 15m -run '$(RACE_TESTS)' ./myredis
 
 compat: build ## compare MyRedis and real Redis with redis-benchmark
 	bash scripts/compare-redis.sh

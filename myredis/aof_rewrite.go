@@ -26,8 +26,8 @@ import (
 //     by reference (no string is changed in place while a rewrite runs: writes store
 //     a new slice, APPEND only writes past the end of the old one, and the commands
 //     that change bytes in place, SETBIT, SETRANGE, BITFIELD and the PF commands,
-//     copy the value first: writableString) and encodes a
-//     sorted set, a large one zsetSlice members per job. Encoding strings and all
+//     copy the value first: writableString) and encodes a sorted set, a set or a
+//     hash, a large one zsetSlice members (or slots) per job. Encoding strings and all
 //     file I/O happen on the rewriter.
 //   - A key written after t0 would be seen by a later step in its new state, and its
 //     writes replayed again from the buffer on top (INCR twice). So from t0 on, the
@@ -63,7 +63,7 @@ type rewrite struct {
 	dbIdx   int                // databases below dbIdx have been scanned
 	cursor  uint64             // SCAN cursor in s.dbs[dbIdx]
 	items   []snapItem         // captured, not yet taken by the rewriter
-	slicing []*zsetCapture     // large sorted sets being captured a slice per step
+	slicing []*zsetCapture     // large sorted sets and hashes being captured a slice per step
 	err     error              // a value the rewrite cannot write
 	aborted bool
 	dirty   int64 // s.dirty at t0
@@ -139,14 +139,18 @@ func (a *aof) capture(rw *rewrite, db *DB, key string, whole bool) int {
 	switch v := e.val.(type) {
 	case []byte:
 		it.isString, it.str = true, v
-	case sliceable: // sorted sets and sets
-		if !whole && v.Len() > zsetSlice {
+	case *hashValue:
+		if !whole && v.sliceLen() > zsetSlice {
 			rw.slicing = append(rw.slicing, &zsetCapture{db: db, key: key, z: v, expireAt: at})
 			return 1
 		}
-		it.cmds = v.appendRewrite(nil, key, 0, v.Len())
-	case *hashValue:
 		it.cmds = appendHashRewrite(nil, key, v) // HMSET, 64 fields each
+	case sliceable: // sorted sets and sets
+		if !whole && v.sliceLen() > zsetSlice {
+			rw.slicing = append(rw.slicing, &zsetCapture{db: db, key: key, z: v, expireAt: at})
+			return 1
+		}
+		it.cmds = v.appendRewrite(nil, key, 0, v.sliceLen())
 	default:
 		rw.err = fmt.Errorf("aof rewrite: no rewrite for a value of type %T (key %q)", v, key)
 		return 1
@@ -155,24 +159,27 @@ func (a *aof) capture(rw *rewrite, db *DB, key string, whole bool) int {
 	return 1 + len(it.cmds)/4096
 }
 
-// Sorted sets and sets are changed in place, so capturing one means encoding it.
-// A large one (more than zsetSlice members) is encoded zsetSlice members per
-// executor job; until it is done no write has touched it (a write would first
-// finish it: finishSlicing), so its members keep their positions between jobs.
+// Sorted sets, sets and hashes are changed in place, so capturing one means encoding
+// it. A large one (more than zsetSlice members, or hash slots) is encoded
+// zsetSlice at a time, one executor job each; until it is done no write has
+// touched it (a write would first finish it: finishSlicing), so its members keep
+// their positions between jobs.
 const zsetSlice = 8192
 
-// sliceable is a value the rewrite captures a slice at a time: members [from, to)
-// encoded as the commands that add them.
+// sliceable is a value that can be encoded a slice of positions at a time.
 type sliceable interface {
-	Len() int
+	// sliceLen is the number of positions (members; hash slots, holes included).
+	sliceLen() int
+	// appendRewrite encodes the positions [from, to) as commands.
 	appendRewrite(b []byte, key string, from, to int) []byte
 }
 
+func (z *zset) sliceLen() int { return z.Len() }
 func (z *zset) appendRewrite(b []byte, key string, from, to int) []byte {
 	return appendZSetRewrite(b, key, z, from, to)
 }
 
-// zsetCapture is a large sorted set or set being captured.
+// zsetCapture is a large sorted set, set or hash being captured.
 type zsetCapture struct {
 	db       *DB
 	key      string
@@ -185,16 +192,16 @@ type zsetCapture struct {
 // the executor.
 func (a *aof) slice(rw *rewrite) {
 	c := rw.slicing[0]
-	end := min(c.next+zsetSlice, c.z.Len())
+	end := min(c.next+zsetSlice, c.z.sliceLen())
 	a.captureSlice(rw, c, end)
-	if end == c.z.Len() {
+	if end == c.z.sliceLen() {
 		rw.slicing = rw.slicing[1:]
 	}
 }
 
 func (a *aof) captureSlice(rw *rewrite, c *zsetCapture, end int) {
 	it := snapItem{db: c.db.id, key: c.key, cmds: c.z.appendRewrite(nil, c.key, c.next, end)}
-	if end == c.z.Len() {
+	if end == c.z.sliceLen() {
 		it.expireAt = c.expireAt // after the last ZADD
 	}
 	c.next = end
@@ -208,7 +215,7 @@ func (a *aof) finishSlicing(rw *rewrite, dk dbKey) bool {
 	rest := rw.slicing[:0]
 	for _, c := range rw.slicing { // (SCAN may have returned the key twice)
 		if c.db == dk.db && c.key == dk.key {
-			a.captureSlice(rw, c, c.z.Len())
+			a.captureSlice(rw, c, c.z.sliceLen())
 			found = true
 			continue
 		}

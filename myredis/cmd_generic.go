@@ -376,9 +376,9 @@ func cmdFlushall(x *Ctx) {
 }
 
 // scanOpts parses HSCAN's and ZSCAN's [MATCH pattern] [COUNT count] from args[from:].
-// pattern is "" when every element matches.
+// pattern is "*" when every element matches (an empty MATCH matches only "").
 func (x *Ctx) scanOpts(from int) (pattern string, count int, ok bool) {
-	count = 10
+	pattern, count = "*", 10
 	for i := from; i < x.nargs(); i += 2 {
 		switch {
 		case x.argIs(i, "count") && i+1 < x.nargs():
@@ -397,9 +397,6 @@ func (x *Ctx) scanOpts(from int) (pattern string, count int, ok bool) {
 			x.err(msgSyntax)
 			return "", 0, false
 		}
-	}
-	if pattern == "*" {
-		pattern = ""
 	}
 	return pattern, count, true
 }

@@ -111,6 +111,12 @@ func TestKeyCommands(t *testing.T) {
 			do(bulks("one"), "KEYS", "[^t]ne"),
 			do(arity("keys"), "KEYS"),
 		}},
+		{"keys: CVE-2022-36021 pattern answers (exponential before: the test timed out)", []step{
+			do(ok, "SET", strings.Repeat("a", 40), "1"),
+			do(empty, "KEYS", strings.Repeat("a*", 20)+"b"),
+			do(array(bulk("0"), empty), "SCAN", "0", "MATCH", strings.Repeat("a*", 20)+"b"),
+			do(num(1), "EXISTS", strings.Repeat("a", 40)),
+		}},
 		{"rename", []step{
 			do(errRe("ERR no such key"), "RENAME", "a", "b"),
 			do(errRe("ERR no such key"), "RENAMENX", "a", "b"),

@@ -436,7 +436,7 @@ func cmdHscan(x *Ctx) {
 	}
 	var found []hashSlot
 	keep := func(s hashSlot) {
-		if pattern == "" || globMatch(pattern, s.field) {
+		if pattern == "*" || globMatch(pattern, s.field) {
 			found = append(found, s)
 		}
 	}

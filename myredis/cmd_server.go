@@ -71,21 +71,7 @@ func cmdCommand(x *Ctx) {
 	case "list":
 		x.commandList()
 	case "getkeys":
-		cmd := x.s.table.lookup(x.args[2])
-		switch {
-		case cmd == nil:
-			x.err("ERR Invalid command specified")
-		case cmd.firstKey == 0:
-			x.err("ERR The command has no key arguments")
-		case !cmd.arityOK(x.nargs() - 2):
-			x.err("ERR Invalid number of arguments specified for command")
-		default:
-			keys := cmd.keys(x.args[2:])
-			x.w.Array(len(keys))
-			for _, k := range keys {
-				x.w.Bulk(k)
-			}
-		}
+		x.commandGetKeys(x.args[2:])
 	case "help":
 		x.w.BulkStrings([]string{"COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
 			"(no subcommand)", "COUNT", "INFO [<command-name> ...]", "DOCS [<command-name> ...]",
@@ -108,7 +94,7 @@ func (x *Ctx) commandList() {
 		keep = func(c *command) bool { return strings.Contains(redisCommandInfo[c.name], cat) }
 	case x.nargs() == 5 && eqFold(x.args[2], "filterby") && eqFold(x.args[3], "pattern"):
 		pattern := x.arg(4)
-		keep = func(c *command) bool { return globMatch(pattern, c.name) }
+		keep = func(c *command) bool { return globMatchNoCase(pattern, c.name) }
 	default:
 		x.err(msgSyntax)
 		return
@@ -233,6 +219,7 @@ func (s *Server) configParams() map[string]func() string {
 		"busy-reply-threshold": func() string { return strconv.FormatInt(max(c.luaTimeLimit(), 0), 10) },
 		"io-threads":           func() string { return strconv.Itoa(runtime.GOMAXPROCS(0)) },
 		"hll-sparse-max-bytes": func() string { return strconv.FormatInt(c.hllSparseMaxBytes(), 10) },
+		"active-expire-effort": func() string { return strconv.Itoa(c.ActiveExpireEffort) },
 
 		// the AOF's automatic rewrite
 		"auto-aof-rewrite-percentage": func() string { return strconv.Itoa(max(c.AutoAOFRewritePercentage, 0)) },
@@ -243,11 +230,35 @@ func (s *Server) configParams() map[string]func() string {
 	}
 }
 
+// configGetNames picks CONFIG GET's parameters as Redis 7.0 does: a name without
+// glob characters is looked up and echoed as typed ("HZ"), a pattern matches
+// without case and shows the parameter's own name; each parameter once, the first
+// argument that names it winning. The result maps the parameter to the name shown.
+func configGetNames(params map[string]func() string, args [][]byte) map[string]string {
+	shown := map[string]string{}
+	for _, a := range args {
+		typed := string(a)
+		if !strings.ContainsAny(typed, "[*?") {
+			name := strings.ToLower(typed)
+			if _, dup := shown[name]; !dup && params[name] != nil {
+				shown[name] = typed
+			}
+			continue
+		}
+		for name := range params {
+			if _, dup := shown[name]; !dup && globMatchNoCase(typed, name) {
+				shown[name] = name
+			}
+		}
+	}
+	return shown
+}
+
 // runtimeSettable are the settings CONFIG SET may change while running.
 var runtimeSettable = map[string]bool{
 	"requirepass": true, "maxclients": true, "hz": true, "loglevel": true,
 	"appendfsync": true, "save": true, "proto-max-bulk-len": true, "maxmemory": true, "timeout": true,
-	"lua-time-limit": true, "busy-reply-threshold": true, "hll-sparse-max-bytes": true,
+	"lua-time-limit": true, "busy-reply-threshold": true, "hll-sparse-max-bytes": true, "active-expire-effort": true,
 	"auto-aof-rewrite-percentage": true, "auto-aof-rewrite-min-size": true,
 	"set-max-intset-entries": true,
 }
@@ -259,19 +270,15 @@ func cmdConfig(x *Ctx) {
 	switch sub := strings.ToLower(x.arg(1)); sub {
 	case "get":
 		params := x.s.configParams()
-		names := make([]string, 0, len(params))
-		for name := range params {
-			for _, p := range x.args[2:] {
-				if globMatch(strings.ToLower(string(p)), name) {
-					names = append(names, name)
-					break
-				}
-			}
+		shown := configGetNames(params, x.args[2:])
+		names := make([]string, 0, len(shown))
+		for name := range shown {
+			names = append(names, name)
 		}
 		sort.Strings(names)
 		x.w.Array(2 * len(names))
 		for _, n := range names {
-			x.w.BulkString(n)
+			x.w.BulkString(shown[n])
 			x.w.BulkString(params[n]())
 		}
 	case "set":
@@ -281,7 +288,7 @@ func cmdConfig(x *Ctx) {
 		}
 		x.configSet()
 	case "resetstat":
-		x.s.stats = stats{}
+		x.s.resetStats()
 		x.ok()
 	case "rewrite":
 		x.err("ERR The server is running without a config file")
@@ -516,7 +523,7 @@ func infoStats(s *Server) [][2]string {
 	return [][2]string{
 		{"total_connections_received", itoa(clientIDs.Load())},
 		{"total_commands_processed", itoa(s.stats.commands)},
-		{"rejected_connections", itoa(s.stats.rejectedConns)},
+		{"rejected_connections", itoa(s.stats.rejectedConns.Load())},
 		{"expired_keys", itoa(s.stats.expiredKeys)},
 		{"keyspace_hits", itoa(s.stats.keyspaceHits)},
 		{"keyspace_misses", itoa(s.stats.keyspaceMisses)},

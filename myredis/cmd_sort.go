@@ -93,7 +93,6 @@ func parseSortOpts(args [][]byte, readonly bool) (sortOpts, string) {
 	return o, ""
 }
 
-
 // sortItem is one element being sorted and what it is compared by.
 type sortItem struct {
 	elem  string

@@ -889,7 +889,7 @@ func cmdZscan(x *Ctx) {
 			next = uint64(end)
 		}
 	}
-	if pattern != "" {
+	if pattern != "*" {
 		items = slices.DeleteFunc(items, func(it zItem) bool { return !globMatch(pattern, it.member) })
 	}
 	x.w.Array(2)

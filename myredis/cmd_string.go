@@ -74,8 +74,11 @@ func (x *Ctx) lookupRead(key string) *entry {
 	return e
 }
 
-// own returns b clipped so that appending to it never writes into a neighbour.
-func own(b []byte) []byte { return b[:len(b):len(b)] }
+// own returns a copy of b that owns exactly its bytes, for a value that is kept.
+// An argument points into its request's buffer: keeping the argument itself would
+// keep the whole request alive ("MSET big <50 MB> small y; DEL big" would hold the
+// 50 MB as long as small lives), and appending to it could write into a neighbour.
+func own(b []byte) []byte { return append(make([]byte, 0, len(b)), b...) }
 
 func cmdGet(x *Ctx) {
 	v, found, ok := x.getString(x.arg(1))
@@ -472,7 +475,7 @@ func cmdAppend(x *Ctx) {
 		return
 	}
 	if !found {
-		x.db.add(key, own(append([]byte(nil), x.args[2]...)))
+		x.db.add(key, own(x.args[2]))
 		x.dirty(1)
 		x.w.Int(int64(len(x.args[2])))
 		return

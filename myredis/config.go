@@ -43,6 +43,8 @@ type Config struct {
 	// SetMaxIntsetEntries is set-max-intset-entries: 0 means the default, 512;
 	// negative means 0 (no intsets).
 	SetMaxIntsetEntries int
+	// ActiveExpireEffort is active-expire-effort, 1..10 (expire.go).
+	ActiveExpireEffort int
 }
 
 // hllSparseMaxBytes is the effective hll-sparse-max-bytes.
@@ -118,6 +120,9 @@ func (c *Config) fillDefaults() {
 	}
 	if c.Workers <= 0 {
 		c.Workers = 1
+	}
+	if c.ActiveExpireEffort == 0 {
+		c.ActiveExpireEffort = 1
 	}
 }
 
@@ -241,6 +246,8 @@ func (c *Config) Set(name, val string) error {
 		if c.SetMaxIntsetEntries == 0 {
 			c.SetMaxIntsetEntries = -1
 		}
+	case "active-expire-effort":
+		c.ActiveExpireEffort, err = intInRange(val, 1, 10)
 	case "save", "daemonize", "protected-mode", "logfile":
 		// accepted for compatibility; MyRedis has no RDB and stays in the foreground
 	default:

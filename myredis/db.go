@@ -230,33 +230,3 @@ func (db *DB) scan(cursor uint64, count int, fn func(key string)) uint64 {
 	}
 	return uint64(i) + 1
 }
-
-// activeExpireCycle samples keys with a TTL and deletes the expired ones, repeating
-// while more than a quarter of a sample was expired, for at most budget samples.
-func (db *DB) activeExpireCycle(budget int) (expired int) {
-	for budget > 0 && len(db.expires) > 0 {
-		now := db.s.nowMs()
-		sampled, hit := 0, 0
-		var dead []string
-		for key, when := range db.expires { // map order is randomised per range
-			if sampled == 20 {
-				break
-			}
-			sampled++
-			if when <= now {
-				dead = append(dead, key)
-			}
-		}
-		for _, key := range dead {
-			if db.expireIfNeeded(key) {
-				hit++
-			}
-		}
-		expired += hit
-		budget -= sampled
-		if hit*4 <= sampled {
-			break
-		}
-	}
-	return expired
-}

@@ -159,3 +159,11 @@ const (
 	msgPFDebugUnknown   = "ERR Unknown PFDEBUG subcommand '%s'"
 	msgPFDebugArity     = "ERR Wrong number of arguments for the '%s' subcommand"
 )
+
+// COMMAND GETKEYS.
+const (
+	msgGetKeysInvalidCommand = "ERR Invalid command specified"
+	msgGetKeysNoKeys         = "ERR The command has no key arguments"
+	msgGetKeysArity          = "ERR Invalid number of arguments specified for command"
+	msgGetKeysInvalidArgs    = "ERR Invalid arguments specified for command"
+)

@@ -23,7 +23,18 @@ type job struct {
 // runExecutor runs jobs until the jobs channel closes. This is the executor goroutine.
 func (s *Server) runExecutor() {
 	defer close(s.executorDone)
-	for j := range s.jobs {
+	for {
+		var j job
+		var ok bool
+		select {
+		case j, ok = <-s.jobs:
+		default: // nothing to do: Redis's beforeSleep
+			s.activeExpireFast()
+			j, ok = <-s.jobs
+		}
+		if !ok {
+			return
+		}
 		if j.fn != nil {
 			j.fn()
 			s.release(nil)

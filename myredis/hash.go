@@ -205,20 +205,38 @@ const hmsetBatch = 64
 // appendHashRewrite encodes h as the commands that rebuild it, as Redis's AOF
 // rewrite does: HMSET key f v ... with hmsetBatch fields each, in the hash's order,
 // so a replay rebuilds the same order too. The hash changes in place (fields are
-// added to it), so an AOF rewrite encodes it when it captures it.
+// added to it), so an AOF rewrite encodes it when it captures it; a large one a
+// slice of slots at a time (appendRewrite).
 func appendHashRewrite(b []byte, key string, h *hashValue) []byte {
-	left := h.Len()
+	return h.appendRewrite(b, key, 0, len(h.slots))
+}
+
+// sliceLen is the number of slots, holes included: the positions an AOF rewrite
+// slices a large hash by.
+func (h *hashValue) sliceLen() int { return len(h.slots) }
+
+// appendRewrite encodes the fields in slots [from, to) as HMSET commands of
+// hmsetBatch fields each.
+func (h *hashValue) appendRewrite(b []byte, key string, from, to int) []byte {
+	live := 0
+	for _, s := range h.slots[from:to] {
+		if !s.hole {
+			live++
+		}
+	}
 	i := 0
-	h.Range(func(f string, v []byte) bool {
+	for _, s := range h.slots[from:to] {
+		if s.hole {
+			continue
+		}
 		if i%hmsetBatch == 0 {
-			b = redcon.AppendArray(b, 2+2*min(hmsetBatch, left-i))
+			b = redcon.AppendArray(b, 2+2*min(hmsetBatch, live-i))
 			b = redcon.AppendBulkString(b, "HMSET")
 			b = redcon.AppendBulkString(b, key)
 		}
-		b = redcon.AppendBulkString(b, f)
-		b = redcon.AppendBulk(b, v)
+		b = redcon.AppendBulkString(b, s.field)
+		b = redcon.AppendBulk(b, s.val)
 		i++
-		return true
-	})
+	}
 	return b
 }

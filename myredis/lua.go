@@ -165,6 +165,8 @@ func (e *luaEngine) sandbox() {
 	math := G.RawGetString("math").(*lua.LTable)
 	math.RawSetString("random", L.NewFunction(e.mathRandom))
 	math.RawSetString("randomseed", L.NewFunction(e.mathRandomseed))
+	math.RawSetString("huge", luaHuge) // gopher-lua's is MaxFloat64
+	G.RawSetString("tonumber", L.NewFunction(luaToNumber))
 
 	G.RawSetString("redis", e.redisAPI())
 	G.RawSetString("cjson", openCjson(L))

@@ -92,8 +92,7 @@ func luaNumber(v lua.LValue) (float64, bool) {
 	case lua.LNumber:
 		return float64(v), true
 	case lua.LString:
-		f, err := strconv.ParseFloat(strings.TrimSpace(string(v)), 64)
-		return f, err == nil
+		return luaStr2d(string(v))
 	}
 	return 0, false
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/redcon"
@@ -65,12 +66,16 @@ type Server struct {
 	aof         *aof     // the append-only file, nil when appendonly is no
 
 	live   liveSettings // settings read off the executor
+	expire expireCycle  // active expiry's state (expire.go)
 	replID string       // INFO replication's master_replid, random per run
 }
 
+// stats are INFO's counters, owned by the executor (rejectedConns excepted).
 type stats struct {
 	commands, connections, expiredKeys, keyspaceHits, keyspaceMisses int64
-	rejectedConns                                                    int64
+	// rejectedConns is counted by the accept goroutine and read by INFO on the
+	// executor, hence atomic; RESETSTAT stores zero in it.
+	rejectedConns atomic.Int64
 }
 
 // Option customises a Server.
@@ -195,7 +200,7 @@ func (s *Server) accept(conn redcon.Conn) bool {
 	defer s.mu.Unlock()
 	if int64(len(s.clients)) >= s.live.maxClients.Load() {
 		conn.WriteError("ERR max number of clients reached")
-		s.stats.rejectedConns++
+		s.stats.rejectedConns.Add(1)
 		return false
 	}
 	c := newClient(s, conn)
@@ -230,6 +235,7 @@ func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
 	c := conn.Context().(*Client)
 	c.cmds = append(c.cmds[:0], cmd)
 	c.cmds = append(c.cmds, conn.ReadPipeline()...)
+	wrote := false // replies were handed to redcon's buffer in this call
 	for {
 		c.out.Reset()
 		busy := s.scriptGuard.busySignal()
@@ -257,7 +263,8 @@ func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
 			}
 			<-c.done
 		}
-		conn.WriteRaw(c.out.Bytes())
+		writeReply(conn, &c.out, !wrote)
+		wrote = true
 		if c.closing {
 			conn.Close()
 			return
@@ -301,19 +308,10 @@ func (s *Server) activeExpireLoop() {
 				t.Reset(time.Second / time.Duration(hz))
 			}
 			select {
-			case s.jobs <- job{fn: s.activeExpire}:
+			case s.jobs <- job{fn: s.activeExpireSlow}:
 			case <-s.quit:
 				return
 			}
-		}
-	}
-}
-
-// activeExpire runs one bounded active-expiry cycle over every database.
-func (s *Server) activeExpire() {
-	for _, db := range s.dbs {
-		if len(db.expires) > 0 {
-			db.activeExpireCycle(200)
 		}
 	}
 }
@@ -356,3 +354,10 @@ func Open(cfg Config, opts ...Option) (*Server, error) {
 
 // openHooks run in Open after the server is built (the AOF registers one).
 var openHooks []func(*Server) error
+
+// resetStats zeroes INFO's counters (CONFIG RESETSTAT). Runs on the executor.
+func (s *Server) resetStats() {
+	s.stats.commands, s.stats.connections, s.stats.expiredKeys = 0, 0, 0
+	s.stats.keyspaceHits, s.stats.keyspaceMisses = 0, 0
+	s.stats.rejectedConns.Store(0)
+}

@@ -393,6 +393,9 @@ const saddBatch = 64
 
 // appendRewrite encodes the members [from, to) of s as SADD commands of saddBatch
 // members each, as Redis's AOF rewrite does (aof_rewrite.go).
+// sliceLen is the number of positions the rewrite slices (members).
+func (s *setValue) sliceLen() int { return s.Len() }
+
 func (s *setValue) appendRewrite(b []byte, key string, from, to int) []byte {
 	var buf []byte
 	for i := from; i < to; i++ {

@@ -1,0 +1,133 @@
+package myredis
+
+// COMMAND GETKEYS: the key arguments of a full command line, found as Redis 7.0
+// finds them: first by the command's key specs (a fixed range, or a key count
+// followed by that many keys), and when those fail by the command's own key
+// extractor, which reads the count with C's atoi.
+
+// keynumSpec describes a command whose keys follow a count: numIdx is the count's
+// argument index, the keys start right after it, and store (when not 0) is the
+// index of a destination key that comes before the count.
+type keynumSpec struct {
+	store, numIdx int
+	// noMandatoryKeys: a command line without keys is valid (EVAL x 0), so
+	// GETKEYS answers an empty array instead of an error.
+	noMandatoryKeys bool
+}
+
+// keynumSpecs are the commands with a key count, by name.
+var keynumSpecs = map[string]keynumSpec{
+	"eval":        {numIdx: 2, noMandatoryKeys: true},
+	"evalsha":     {numIdx: 2, noMandatoryKeys: true},
+	"eval_ro":     {numIdx: 2, noMandatoryKeys: true},
+	"evalsha_ro":  {numIdx: 2, noMandatoryKeys: true},
+	"zunionstore": {store: 1, numIdx: 2},
+	"zinterstore": {store: 1, numIdx: 2},
+	"zdiffstore":  {store: 1, numIdx: 2},
+	"zunion":      {numIdx: 1},
+	"zinter":      {numIdx: 1},
+	"zdiff":       {numIdx: 1},
+	"zintercard":  {numIdx: 1},
+}
+
+// commandGetKeys answers COMMAND GETKEYS for the command line args. Runs on the executor.
+func (x *Ctx) commandGetKeys(args [][]byte) {
+	cmd := x.s.table.lookup(args[0])
+	if cmd != nil && cmd.subs != nil && len(args) >= 2 {
+		cmd = cmd.subcommand(args[1])
+	}
+	if cmd == nil {
+		x.err(msgGetKeysInvalidCommand)
+		return
+	}
+	spec, counted := keynumSpecs[cmd.name]
+	switch {
+	case cmd.firstKey == 0 && !counted:
+		x.err(msgGetKeysNoKeys)
+		return
+	case !cmd.arityOK(len(args)):
+		x.err(msgGetKeysArity)
+		return
+	}
+	var keys [][]byte
+	if counted {
+		keys = spec.keys(args)
+	} else {
+		keys = cmd.keys(args)
+	}
+	if len(keys) == 0 && !spec.noMandatoryKeys {
+		x.err(msgGetKeysInvalidArgs)
+		return
+	}
+	x.w.Array(len(keys))
+	for _, k := range keys {
+		x.w.Bulk(k)
+	}
+}
+
+// keys finds the keys of args: by the key spec (store key first, the count read
+// strictly), else as the command's extractor does (count read by atoi, store key
+// last), else none.
+func (k keynumSpec) keys(args [][]byte) [][]byte {
+	if keys := k.bySpec(args); keys != nil {
+		return keys
+	}
+	return k.byExtractor(args)
+}
+
+func (k keynumSpec) bySpec(args [][]byte) [][]byte {
+	if k.numIdx >= len(args) {
+		return nil
+	}
+	n, ok := parseRedisInt(args[k.numIdx])
+	if !ok || n < 0 {
+		return nil
+	}
+	first := k.numIdx + 1
+	last := int64(first) + n - 1
+	if last >= int64(len(args)) || last < int64(first) || first >= len(args) {
+		return nil
+	}
+	var keys [][]byte
+	if k.store != 0 {
+		keys = append(keys, args[k.store])
+	}
+	return append(keys, args[first:last+1]...)
+}
+
+func (k keynumSpec) byExtractor(args [][]byte) [][]byte {
+	first := k.numIdx + 1
+	n := cAtoi(args[k.numIdx])
+	if n < 1 || n > len(args)-first {
+		return nil
+	}
+	keys := append([][]byte(nil), args[first:first+n]...)
+	if k.store != 0 {
+		keys = append(keys, args[k.store])
+	}
+	return keys
+}
+
+// cAtoi is C's atoi: leading white space, a sign, digits up to the first other
+// byte; 0 when there are none. The value is cut to 32 bits as glibc's does.
+func cAtoi(b []byte) int {
+	i := 0
+	for i < len(b) && (b[i] == ' ' || (b[i] >= '\t' && b[i] <= '\r')) {
+		i++
+	}
+	neg := false
+	if i < len(b) && (b[i] == '+' || b[i] == '-') {
+		neg = b[i] == '-'
+		i++
+	}
+	var n int64
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		if n < 1<<62 {
+			n = n*10 + int64(b[i]-'0')
+		}
+	}
+	if neg {
+		n = -n
+	}
+	return int(int32(n))
+}
