@@ -356,24 +356,60 @@ func (s *Server) timeoutBlocked(c *Client) {
 	s.release(c.wake)
 }
 
+// dropBlocked takes a blocked client whose socket is gone off every wait list,
+// so nothing is served to it. Runs on the executor.
+func (s *Server) dropBlocked(c *Client) {
+	if c.blocked == nil {
+		return // served before the close was seen; its wake is already sent
+	}
+	s.unblock(c)
+	c.blockOut.Reset()
+	s.release(c.wake)
+}
+
 // waitBlocked runs on the connection goroutine while c is blocked: it waits for
-// the wake-up or the deadline, then writes the served reply.
-func (s *Server) waitBlocked(c *Client, conn redcon.Conn, deadline time.Time) {
+// the wake-up, the deadline or the peer's close (blockwatch.go), then writes the
+// served reply. It returns false when the connection must be closed.
+func (s *Server) waitBlocked(c *Client, conn redcon.Conn, deadline time.Time) bool {
 	var timer <-chan time.Time
 	if !deadline.IsZero() {
 		t := time.NewTimer(time.Until(deadline))
 		defer t.Stop()
 		timer = t.C
 	}
+	var gone <-chan struct{}
+	if c.guard != nil {
+		w := c.guard.watchEOF()
+		defer w.stop()
+		gone = w.gone
+	}
 	select {
 	case <-c.wake:
 	case <-timer:
-		s.jobs <- job{fn: func() { s.timeoutBlocked(c) }}
+		if !s.toExecutor(func() { s.timeoutBlocked(c) }) {
+			return false
+		}
 		<-c.wake
+	case <-gone:
+		if s.toExecutor(func() { s.dropBlocked(c) }) {
+			<-c.wake
+		}
+		return false
 	case <-s.quit:
-		return
+		return false
 	}
 	conn.WriteRaw(c.blockOut.Bytes())
+	return true
+}
+
+// toExecutor queues a server task; false if the server stopped first.
+func (s *Server) toExecutor(fn func()) bool {
+	select {
+	case s.jobs <- job{fn: fn}:
+		return true
+	case <-s.quit:
+		return false
+	}
 }
 
 // propagateAs sets what the AOF records for this command instead of its arguments

@@ -265,7 +265,10 @@ func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
 		if !c.batchBlocked {
 			return
 		}
-		s.waitBlocked(c, conn, c.batchDeadline)
+		if !s.waitBlocked(c, conn, c.batchDeadline) {
+			conn.Close()
+			return
+		}
 		if len(c.pending) == 0 {
 			return
 		}
