@@ -213,7 +213,7 @@ func (s *Server) configParams() map[string]func() string {
 		return "no"
 	}
 	c := &s.cfg
-	return map[string]func() string{
+	params := map[string]func() string{
 		"port":                 func() string { return strconv.Itoa(c.Port) },
 		"bind":                 func() string { return c.Bind },
 		"requirepass":          func() string { return c.RequirePass },
@@ -226,9 +226,6 @@ func (s *Server) configParams() map[string]func() string {
 		"appendfsync":          func() string { return c.AppendFsync },
 		"dir":                  func() string { return c.Dir },
 		"appendfilename":       func() string { return c.AppendFilename },
-		"save":                 func() string { return "" },
-		"maxmemory":            func() string { return "0" },
-		"timeout":              func() string { return "0" },
 		"lua-time-limit":       func() string { return strconv.FormatInt(max(c.luaTimeLimit(), 0), 10) },
 		"busy-reply-threshold": func() string { return strconv.FormatInt(max(c.luaTimeLimit(), 0), 10) },
 		"io-threads":           func() string { return strconv.Itoa(runtime.GOMAXPROCS(0)) },
@@ -237,12 +234,17 @@ func (s *Server) configParams() map[string]func() string {
 		"auto-aof-rewrite-percentage": func() string { return strconv.Itoa(max(c.AutoAOFRewritePercentage, 0)) },
 		"auto-aof-rewrite-min-size":   func() string { return strconv.FormatInt(c.AutoAOFRewriteMinSize, 10) },
 	}
+	for name, get := range s.moreConfigParams() { // config_more.go
+		params[name] = get
+	}
+	return params
 }
 
 // runtimeSettable are the settings CONFIG SET may change while running.
 var runtimeSettable = map[string]bool{
 	"requirepass": true, "maxclients": true, "hz": true, "loglevel": true,
 	"appendfsync": true, "save": true, "proto-max-bulk-len": true, "maxmemory": true, "timeout": true,
+	"maxmemory-policy": true, "tcp-keepalive": true,
 	"lua-time-limit": true, "busy-reply-threshold": true,
 	"auto-aof-rewrite-percentage": true, "auto-aof-rewrite-min-size": true,
 }
@@ -253,22 +255,7 @@ func cmdConfig(x *Ctx) {
 	}
 	switch sub := strings.ToLower(x.arg(1)); sub {
 	case "get":
-		params := x.s.configParams()
-		names := make([]string, 0, len(params))
-		for name := range params {
-			for _, p := range x.args[2:] {
-				if globMatch(strings.ToLower(string(p)), name) {
-					names = append(names, name)
-					break
-				}
-			}
-		}
-		sort.Strings(names)
-		x.w.Array(2 * len(names))
-		for _, n := range names {
-			x.w.BulkString(n)
-			x.w.BulkString(params[n]())
-		}
+		x.configGet() // config_more.go
 	case "set":
 		if x.nargs()%2 != 0 {
 			x.err(msgSyntax)
@@ -311,9 +298,6 @@ func (x *Ctx) configSet() {
 	}
 	next := x.s.cfg
 	for i, name := range names {
-		if name == "save" || name == "maxmemory" || name == "timeout" {
-			continue // accepted, without effect: no RDB, no eviction, no idle timeout
-		}
 		if err := next.Set(name, vals[i]); err != nil {
 			x.w.Errorf(msgConfigSetFailed, name, err.Error())
 			return

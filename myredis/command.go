@@ -158,6 +158,7 @@ var commandGroups = []func() []*command{
 	commandsServer,
 	commandsTransaction,
 	commandsScripting,
+	commandsShutdown,
 	commandsPersistence,
 }
 

@@ -32,6 +32,12 @@ func (s *Server) runExecutor() {
 		if !j.c.claim.CompareAndSwap(j.seq, 0) {
 			continue // its connection answered it BUSY while it waited behind a script
 		}
+		if s.stopping.Load() { // shutting down: the batch is not run, the client is closed
+			j.c.out.Reset()
+			j.c.closing = true
+			j.c.done <- struct{}{}
+			continue
+		}
 		s.runBatch(j.c)
 		s.release(j.c.done)
 	}
@@ -141,6 +147,10 @@ func (s *Server) call(c *Client, args [][]byte, w *Writer) {
 	}
 	if c.needsAuth() && cmd.flags&flagNoAuth == 0 {
 		s.reject(c, cmd, w, msgNoAuth)
+		return
+	}
+	if c.multi != nil && cmd.flags&(flagNoMulti|flagTx) == flagNoMulti {
+		s.reject(c, cmd, w, msgNotAllowedMulti)
 		return
 	}
 	if c.multi != nil && cmd.flags&flagTx == 0 {

@@ -51,6 +51,8 @@ type liveSettings struct {
 	maxClients atomic.Int64
 	hz         atomic.Int64
 	luaLimitMs atomic.Int64 // lua-time-limit; <= 0: scripts are never busy
+	keepAlive  atomic.Int64 // tcp-keepalive in seconds; 0: off
+	timeout    atomic.Int64 // timeout (idle clients) in seconds; 0: none
 }
 
 func (l *liveSettings) set(cfg Config) {
@@ -59,6 +61,8 @@ func (l *liveSettings) set(cfg Config) {
 	l.maxClients.Store(int64(cfg.MaxClients))
 	l.hz.Store(int64(cfg.Hz))
 	l.luaLimitMs.Store(cfg.luaTimeLimit())
+	l.keepAlive.Store(int64(cfg.TCPKeepAlive))
+	l.timeout.Store(int64(cfg.Timeout))
 }
 
 type guardListener struct {
@@ -71,6 +75,7 @@ func (l guardListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	setKeepAlive(c, l.limits.keepAlive.Load())
 	gc := &guardConn{Conn: c}
 	gc.g.limits = l.limits
 	gc.g.authed = &gc.authed

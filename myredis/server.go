@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/redcon"
@@ -66,6 +67,9 @@ type Server struct {
 
 	live   liveSettings // settings read off the executor
 	replID string       // INFO replication's master_replid, random per run
+
+	stopping atomic.Bool   // SHUTDOWN or Close: batches not yet started never run
+	stopped  chan struct{} // closed when Close has finished
 }
 
 type stats struct {
@@ -94,6 +98,7 @@ func New(cfg Config, opts ...Option) *Server {
 		executorDone: make(chan struct{}),
 		clients:      make(map[int64]*Client),
 		blocking:     make(map[dbKey][]*Client),
+		stopped:      make(chan struct{}),
 	}
 	for _, o := range opts {
 		o(s)
@@ -148,6 +153,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	s.ln, s.rc = ln, rc
 	s.mu.Unlock()
 	go s.activeExpireLoop()
+	go s.clientsCron()
 	err := rc.Serve(guardListener{ln, &s.live})
 	if errors.Is(err, net.ErrClosed) {
 		return nil
@@ -175,8 +181,10 @@ func (s *Server) Close() error {
 	default:
 	}
 	close(s.quit)
+	s.stopping.Store(true)
 	rc, ln := s.rc, s.ln
 	s.mu.Unlock()
+	defer close(s.stopped)
 	var err error
 	if rc != nil {
 		err = rc.Close()
@@ -187,8 +195,13 @@ func (s *Server) Close() error {
 	for _, h := range s.closeHooks {
 		h()
 	}
+	s.removePidFile()
 	return err
 }
+
+// Done is closed once the server has stopped (Close, or SHUTDOWN from a client)
+// and its data is flushed: a program waits on it before exiting.
+func (s *Server) Done() <-chan struct{} { return s.stopped }
 
 func (s *Server) accept(conn redcon.Conn) bool {
 	s.mu.Lock()
@@ -353,6 +366,10 @@ func Open(cfg Config, opts ...Option) (*Server, error) {
 			s.Close()
 			return nil, err
 		}
+	}
+	if err := s.writePidFile(); err != nil {
+		s.Close()
+		return nil, err
 	}
 	return s, nil
 }
