@@ -186,6 +186,9 @@ func (c *Config) setDirective(name string, args []string) error {
 			c.saveSet, c.Save = true, nil
 		}
 		points, err := parseSave(args)
+		if len(args) == 1 && args[0] == "" {
+			c.Save = nil // save "": no save points
+		}
 		c.Save = append(c.Save, points...)
 		return err
 	case "bind", "client-output-buffer-limit", "oom-score-adj-values":
@@ -213,7 +216,7 @@ func (c *Config) setOrBad(name, val string) error {
 func (c *Config) isUnsupported(name string) bool {
 	probe := *c
 	probe.Unsupported = nil
-	return probe.setMore(name, "") == nil && len(probe.Unsupported) > 0
+	return probe.Set(name, "") == nil && len(probe.Unsupported) > 0
 }
 
 func (c *Config) noteUnsupported(name string) {
