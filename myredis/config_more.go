@@ -115,7 +115,12 @@ func quoteArg(s string) string {
 func (c *Config) loadFile(path string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("fatal error, can't open config file '%s': %w", path, err)
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		msg := err.Error()
+		return fmt.Errorf("Fatal error, can't open config file '%s': %s", path, strings.ToUpper(msg[:1])+msg[1:])
 	}
 	return c.loadText(string(data), path)
 }
