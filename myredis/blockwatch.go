@@ -46,7 +46,9 @@ func (w *eofWatch) read() {
 	for {
 		n, err := w.gc.Conn.Read(buf[:])
 		if n > 0 {
+			w.gc.bytes.addIn(n)
 			w.gc.held = append(w.gc.held, buf[:n]...)
+			w.gc.qbuf.Store(int64(len(w.gc.held) + len(w.gc.out)))
 			if len(w.gc.held) > blockedQueryLimit {
 				w.gc.readErr = errors.New("query buffer limit reached while blocked")
 				close(w.gone)

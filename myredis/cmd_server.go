@@ -264,6 +264,7 @@ func cmdConfig(x *Ctx) {
 		x.configSet()
 	case "resetstat":
 		x.s.stats = stats{}
+		x.s.resetStats() // stats.go
 		x.ok()
 	case "rewrite":
 		x.err("ERR The server is running without a config file")
@@ -333,9 +334,9 @@ func (s *Server) infoSectionList() []infoSection {
 		{"replication", infoReplication},
 		{"cpu", infoCPU},
 		{"modules", noFields},
-		{"commandstats", noFields},
-		{"errorstats", noFields},
-		{"latencystats", noFields},
+		{"commandstats", infoCommandstats},
+		{"errorstats", infoErrorstats},
+		{"latencystats", infoLatencystats},
 		{"cluster", func(*Server) [][2]string { return [][2]string{{"cluster_enabled", "0"}} }},
 		{"keyspace", infoKeyspace},
 	}
@@ -423,6 +424,7 @@ func infoServer(s *Server) [][2]string {
 		{"arch_bits", "64"},
 		{"go_version", runtime.Version()},
 		{"process_id", strconv.Itoa(os.Getpid())},
+		{"run_id", s.runID},
 		{"tcp_port", strconv.Itoa(s.cfg.Port)},
 		{"uptime_in_seconds", itoa(int64(up / time.Second))},
 		{"uptime_in_days", itoa(int64(up / (24 * time.Hour)))},
@@ -455,13 +457,20 @@ func infoClients(s *Server) [][2]string {
 func infoMemory(s *Server) [][2]string {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
+	s.notePeak(m.HeapAlloc) // stats.go
+	rss := processRSS()
 	return [][2]string{
 		{"used_memory", itoa(int64(m.HeapAlloc))},
 		{"used_memory_human", humanBytes(m.HeapAlloc)},
-		{"used_memory_rss", itoa(int64(m.Sys))},
-		{"used_memory_peak", itoa(int64(m.HeapSys))},
-		{"maxmemory", "0"},
-		{"maxmemory_policy", "noeviction"},
+		{"used_memory_rss", itoa(int64(rss))},
+		{"used_memory_rss_human", humanBytes(rss)},
+		{"used_memory_peak", itoa(int64(s.estats.peakMemory))},
+		{"used_memory_peak_human", humanBytes(s.estats.peakMemory)},
+		{"maxmemory", strconv.FormatUint(s.cfg.MaxMemory, 10)},
+		{"maxmemory_human", humanBytes(s.cfg.MaxMemory)},
+		{"maxmemory_policy", s.cfg.MaxMemPolicy},
+		{"mem_fragmentation_ratio", fmt.Sprintf("%.2f", float64(rss)/float64(max(m.HeapAlloc, 1)))},
+		{"mem_fragmentation_bytes", itoa(int64(rss) - int64(m.HeapAlloc))},
 		{"mem_allocator", "go"},
 	}
 }
@@ -495,10 +504,17 @@ func infoStats(s *Server) [][2]string {
 	return [][2]string{
 		{"total_connections_received", itoa(clientIDs.Load())},
 		{"total_commands_processed", itoa(s.stats.commands)},
+		{"instantaneous_ops_per_sec", itoa(s.estats.opsSamples.perSec())},
+		{"total_net_input_bytes", itoa(s.net.in.Load())},
+		{"total_net_output_bytes", itoa(s.net.out.Load())},
+		{"instantaneous_input_kbps", fmt.Sprintf("%.2f", float64(s.estats.inSamples.perSec())/1024)},
+		{"instantaneous_output_kbps", fmt.Sprintf("%.2f", float64(s.estats.outSamples.perSec())/1024)},
 		{"rejected_connections", itoa(s.stats.rejectedConns)},
 		{"expired_keys", itoa(s.stats.expiredKeys)},
+		{"evicted_keys", "0"}, // no eviction yet: maxmemory is stored, not enforced
 		{"keyspace_hits", itoa(s.stats.keyspaceHits)},
 		{"keyspace_misses", itoa(s.stats.keyspaceMisses)},
+		{"total_error_replies", itoa(s.estats.errorReplies)},
 	}
 }
 

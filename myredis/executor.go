@@ -130,13 +130,18 @@ func (s *Server) call(c *Client, args [][]byte, w *Writer) {
 	cmd := s.table.lookup(args[0])
 	if cmd == nil {
 		s.rejectInMulti(c)
-		w.Error(errUnknownCommand(args))
+		msg := errUnknownCommand(args)
+		s.countErrorText(msg)
+		w.Error(msg)
 		return
 	}
 	if cmd.subs != nil && len(args) >= 2 {
 		sub := cmd.subcommand(args[1])
 		if sub == nil {
-			s.reject(c, cmd, w, errUnknownSubcommand(args))
+			s.rejectInMulti(c) // no command to count it against, as Redis
+			msg := errUnknownSubcommand(args)
+			s.countErrorText(msg)
+			w.Error(msg)
 			return
 		}
 		cmd = sub
@@ -174,8 +179,17 @@ func (s *Server) exec(x *Ctx) {
 		s.beforeWrite(x)
 	}
 	before := s.dirty
+	mark := x.w.Len()
+	start := time.Now()
 	x.cmd.fn(x)
 	s.stats.commands++ // as Redis: executed commands only, counted after they ran
+	if x.c.blocked == nil || x.inMulti || x.inScript { // a blocked command counts when served
+		var failed []byte
+		if out := x.w.Bytes(); len(out) > mark && out[mark] == '-' {
+			failed = out[mark:]
+		}
+		s.countCall(x.cmd, int64(time.Since(start)), failed)
+	}
 	if s.dirty != before && x.cmd.flags&flagWrite != 0 {
 		args := x.args
 		if x.rewrite != nil {
@@ -193,13 +207,13 @@ func (s *Server) exec(x *Ctx) {
 // the transaction and says why in an EXECABORT.
 func (s *Server) reject(c *Client, cmd *command, w *Writer, msg string) {
 	s.rejectInMulti(c)
-	if cmd.name != "exec" {
-		w.Error(msg)
-		return
+	if cmd.name == "exec" {
+		s.discard(c)
+		s.unwatchAll(c)
+		msg = msgExecAbortBecause + strings.TrimPrefix(msg, "ERR ")
 	}
-	s.discard(c)
-	s.unwatchAll(c)
-	w.Error(msgExecAbortBecause + strings.TrimPrefix(msg, "ERR "))
+	s.countRejected(cmd, msg)
+	w.Error(msg)
 }
 
 // rejectInMulti flags a queueing error so EXEC answers EXECABORT.

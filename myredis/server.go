@@ -70,6 +70,10 @@ type Server struct {
 
 	stopping atomic.Bool   // SHUTDOWN or Close: batches not yet started never run
 	stopped  chan struct{} // closed when Close has finished
+
+	estats execStats   // INFO commandstats, errorstats, rates, peak (stats.go)
+	net    netCounters // total_net_input_bytes / output, from connection goroutines
+	runID  string      // INFO run_id, random per run
 }
 
 type stats struct {
@@ -110,6 +114,7 @@ func New(cfg Config, opts ...Option) *Server {
 	}
 	s.started = s.clock.Now()
 	s.replID = randomHex(40)
+	s.runID = randomHex(40)
 	s.live.set(cfg)
 	s.scriptGuard.init(&s.live.luaLimitMs, s.quit)
 	s.configHooks = append(s.configHooks, func(_, next Config) { s.live.set(next) })
@@ -154,7 +159,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	s.mu.Unlock()
 	go s.activeExpireLoop()
 	go s.clientsCron()
-	err := rc.Serve(guardListener{ln, &s.live})
+	err := rc.Serve(guardListener{ln, &s.live, &s.net})
 	if errors.Is(err, net.ErrClosed) {
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"syscall"
 	"time"
 )
 
@@ -40,17 +41,21 @@ func setKeepAlive(c net.Conn, secs int64) {
 	tc.SetKeepAliveConfig(net.KeepAliveConfig{Enable: true, Idle: idle, Interval: max(idle/3, time.Second), Count: 3})
 }
 
-// clientsCron closes idle clients once a second while timeout is set.
+// clientsCron samples INFO's rates every 100 ms (stats.go), as Redis's
+// serverCron, and closes idle clients once a second while timeout is set.
 func (s *Server) clientsCron() {
-	t := time.NewTicker(time.Second)
+	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
-	for {
+	for tick := 1; ; tick++ {
 		select {
 		case <-s.quit:
 			return
 		case <-t.C:
 		}
-		if s.live.timeout.Load() > 0 && !s.toExecutor(s.closeIdleClients) {
+		if !s.toExecutor(s.statsCron) {
+			return
+		}
+		if tick%10 == 0 && s.live.timeout.Load() > 0 && !s.toExecutor(s.closeIdleClients) {
 			return
 		}
 	}
@@ -85,3 +90,19 @@ func (s *Server) closeIdleClients() {
 // isSubscriber reports whether c is in pub/sub mode (which MyRedis does not
 // have yet; a pub/sub branch answers here). Runs on the executor.
 func (c *Client) isSubscriber() bool { return false }
+
+// socketFD is the descriptor of an accepted TCP socket (CLIENT LIST fd), -1 if
+// there is none.
+func socketFD(c net.Conn) int {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return -1
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return -1
+	}
+	fd := -1
+	raw.Control(func(f uintptr) { fd = int(f) })
+	return fd
+}
