@@ -182,7 +182,7 @@ func (s *Server) exec(x *Ctx) {
 	mark := x.w.Len()
 	start := time.Now()
 	x.cmd.fn(x)
-	s.stats.commands++ // as Redis: executed commands only, counted after they ran
+	s.stats.commands++                                 // as Redis: executed commands only, counted after they ran
 	if x.c.blocked == nil || x.inMulti || x.inScript { // a blocked command counts when served
 		var failed []byte
 		if out := x.w.Bytes(); len(out) > mark && out[mark] == '-' {
