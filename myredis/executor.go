@@ -88,6 +88,7 @@ func (s *Server) runBatch(c *Client) {
 		c.batchDeadline = c.blocked.deadline
 	}
 	c.lastActive.Store(s.clock.Now().UnixMilli())
+	c.replyMem = int64(cap(c.out.Bytes()) + cap(c.blockOut.Bytes()))
 	if c.guard != nil {
 		c.guard.authed.Store(c.authed) // the guard limits requests until AUTH
 	}
@@ -182,13 +183,14 @@ func (s *Server) exec(x *Ctx) {
 	mark := x.w.Len()
 	start := time.Now()
 	x.cmd.fn(x)
-	s.stats.commands++                                 // as Redis: executed commands only, counted after they ran
-	if x.c.blocked == nil || x.inMulti || x.inScript { // a blocked command counts when served
+	s.stats.commands++ // as Redis: executed commands only, counted after they ran
+	// commandstats (stats.go); a command that blocked counts when it is served
+	if x.c.blocked == nil || x.inMulti || x.inScript {
 		var failed []byte
 		if out := x.w.Bytes(); len(out) > mark && out[mark] == '-' {
 			failed = out[mark:]
 		}
-		s.countCall(x.cmd, int64(time.Since(start)), failed)
+		s.countCall(x.cmd, int64(time.Since(start)), failed, !x.inScript)
 	}
 	if s.dirty != before && x.cmd.flags&flagWrite != 0 {
 		args := x.args
@@ -374,7 +376,11 @@ func (s *Server) timeoutBlocked(c *Client) {
 	if c.blocked == nil {
 		return // served meanwhile; its wake is already sent
 	}
+	bs := c.blocked
 	s.unblock(c)
+	if cmd := s.table.lookup(bs.args[0]); cmd != nil {
+		s.countCall(cmd, 0, nil, false) // as Redis: a timed-out call counts (its run time was counted as none)
+	}
 	c.blockOut.Reset()
 	c.blockOut.NullArray()
 	s.release(c.wake)

@@ -54,8 +54,10 @@ func (n *netCounters) addOut(v int) {
 	}
 }
 
-// countCall records one executed command. Runs on the executor.
-func (s *Server) countCall(cmd *command, ns int64, failedReply []byte) {
+// countCall records one executed command, and its error reply in errorstats
+// when countErr (an error inside a script is counted once, as the script's).
+// Runs on the executor.
+func (s *Server) countCall(cmd *command, ns int64, failedReply []byte, countErr bool) {
 	st := &cmd.stats
 	st.calls++
 	st.ns += ns
@@ -65,7 +67,9 @@ func (s *Server) countCall(cmd *command, ns int64, failedReply []byte) {
 	st.hist.record(ns)
 	if failedReply != nil {
 		st.failed++
-		s.countError(failedReply)
+		if countErr {
+			s.countError(failedReply)
+		}
 	}
 }
 
