@@ -19,10 +19,30 @@ import (
 
 // cmdStats are one command's figures; they live in its command entry, so the
 // executor's hot path touches no map. Runs on the executor.
+//
+// Time is measured on a sample of the calls: the first of each command and then
+// one in timeEvery. A clock read costs 100-300 ns on the machines we measured (a
+// PING runs in about 60 ns), and Redis reads the clock twice per call. usec is
+// the sampled time scaled to all calls; the latency percentiles come from the
+// sample, which for a steady load estimates the same distribution.
 type cmdStats struct {
 	calls, rejected, failed int64
-	ns                      int64        // total time spent running it
-	hist                    *latencyHist // allocated by the first call
+	timedCalls, timedNs     int64        // the sampled calls and their total time
+	hist                    *latencyHist // allocated by the first timed call
+}
+
+// timeEvery is one timed call in so many.
+const timeEvery = 32
+
+// timeNext reports whether the coming call is to be timed.
+func (st *cmdStats) timeNext() bool { return st.calls%timeEvery == 0 }
+
+// usec is the estimated total run time, in microseconds.
+func (st *cmdStats) usec() int64 {
+	if st.timedCalls == 0 {
+		return 0
+	}
+	return int64(float64(st.timedNs) / float64(st.timedCalls) * float64(st.calls) / 1000)
 }
 
 // maxErrorCodes caps errorstats as Redis's ERROR_STATS_NUMBER does.
@@ -54,17 +74,20 @@ func (n *netCounters) addOut(v int) {
 	}
 }
 
-// countCall records one executed command, and its error reply in errorstats
-// when countErr (an error inside a script is counted once, as the script's).
-// Runs on the executor.
+// countCall records one executed command that took ns (-1: not timed), and its
+// error reply in errorstats when countErr (an error inside a script is counted
+// once, as the script's). Runs on the executor.
 func (s *Server) countCall(cmd *command, ns int64, failedReply []byte, countErr bool) {
 	st := &cmd.stats
 	st.calls++
-	st.ns += ns
-	if st.hist == nil {
-		st.hist = new(latencyHist)
+	if ns >= 0 {
+		st.timedCalls++
+		st.timedNs += ns
+		if st.hist == nil {
+			st.hist = new(latencyHist)
+		}
+		st.hist.record(ns)
 	}
-	st.hist.record(ns)
 	if failedReply != nil {
 		st.failed++
 		if countErr {
@@ -252,7 +275,7 @@ func infoCommandstats(s *Server) [][2]string {
 		if st.calls == 0 && st.failed == 0 && st.rejected == 0 {
 			continue
 		}
-		usec := st.ns / 1000
+		usec := st.usec()
 		perCall := 0.0
 		if st.calls > 0 {
 			perCall = float64(usec) / float64(st.calls)
