@@ -350,6 +350,7 @@ func (s *Server) serveBlocked() {
 				c.blocked.deadline = bs.deadline
 				continue
 			}
+			c.lastActive.Store(s.clock.Now().UnixMilli()) // for timeout: it is answered now
 			s.release(c.wake)
 		}
 	}
@@ -391,6 +392,7 @@ func (s *Server) timeoutBlocked(c *Client) {
 	}
 	c.blockOut.Reset()
 	c.blockOut.NullArray()
+	c.lastActive.Store(s.clock.Now().UnixMilli())
 	s.release(c.wake)
 }
 
