@@ -127,3 +127,33 @@ func TestShutdownNosaveStopsBusyScript(t *testing.T) {
 	}
 	waitStopped(t, srv)
 }
+
+// TestShutdownNosaveDropsBusyScript: the writes of a script stopped half-way by
+// SHUTDOWN NOSAVE never reach the AOF (Redis propagates a script's writes only
+// when it ends), while everything before it is kept.
+func TestShutdownNosaveDropsBusyScript(t *testing.T) {
+	cfg := myredis.Config{AppendOnly: true, Dir: t.TempDir(), LuaTimeLimit: 20}
+	var logs bytes.Buffer
+	srv, addr := redistest.StartMyRedisConfig(t, cfg, quietLog(&logs))
+	c := redistest.Dial(t, addr)
+	mustDo(t, c, ok, "SET", "before", "1")
+	script := redistest.Dial(t, addr)
+	if err := script.Write(redistest.Encode("EVAL", "redis.call('select', '3') redis.call('set','x','1') while true do end", "0")); err != nil {
+		t.Fatal(err)
+	}
+	busy := errRe("BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.")
+	for end := time.Now().Add(5 * time.Second); c.Do("PING") != busy; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("the script never made the server busy")
+		}
+	}
+	c.Write(redistest.Encode("SHUTDOWN", "NOSAVE"))
+	c.ReadAll(5 * time.Second)
+	waitStopped(t, srv)
+	_, addr2 := redistest.StartMyRedisConfig(t, cfg, quietLog(&logs))
+	c2 := redistest.Dial(t, addr2)
+	mustDo(t, c2, bulk("1"), "GET", "before")
+	mustDo(t, c2, ok, "SELECT", "3")
+	mustDo(t, c2, null, "GET", "x")
+	mustDo(t, c2, ok, "SET", "after", "1") // the file takes writes again after the dropped part
+}
