@@ -190,15 +190,17 @@ func (s *Server) exec(x *Ctx) {
 	s.stats.commands++ // as Redis: executed commands only, counted after they ran
 	// commandstats (stats.go); a command that blocked counts when it is served
 	if x.c.blocked == nil || x.inMulti || x.inScript {
-		var failed []byte
-		if out := x.w.Bytes(); len(out) > mark && out[mark] == '-' {
-			failed = out[mark:]
+		out := x.w.Bytes()
+		failed := len(out) > mark && out[mark] == '-'
+		if !timed && !failed {
+			x.cmd.stats.calls++ // the common case, inline
+		} else {
+			var reply []byte
+			if failed {
+				reply = out[mark:]
+			}
+			s.countTimedOrFailed(x, start, timed, reply)
 		}
-		ns := int64(-1)
-		if timed {
-			ns = int64(time.Since(start))
-		}
-		s.countCall(x.cmd, ns, failed, !x.inScript)
 	}
 	if s.dirty != before && x.cmd.flags&flagWrite != 0 {
 		args := x.args

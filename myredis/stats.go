@@ -35,7 +35,21 @@ type cmdStats struct {
 const timeEvery = 32
 
 // timeNext reports whether the coming call is to be timed.
-func (st *cmdStats) timeNext() bool { return st.calls%timeEvery == 0 }
+func (st *cmdStats) timeNext() bool { return st.calls&(timeEvery-1) == 0 }
+
+// countTimedOrFailed is exec's accounting for a call that was timed or failed:
+// reply is what the call wrote. Runs on the executor.
+func (s *Server) countTimedOrFailed(x *Ctx, start time.Time, timed bool, reply []byte) {
+	ns := int64(-1)
+	if timed {
+		ns = int64(time.Since(start))
+	}
+	var failed []byte
+	if len(reply) > 0 && reply[0] == '-' {
+		failed = reply
+	}
+	s.countCall(x.cmd, ns, failed, !x.inScript)
+}
 
 // usec is the estimated total run time, in microseconds.
 func (st *cmdStats) usec() int64 {
