@@ -71,13 +71,15 @@ type aof struct {
 	parked    []chan struct{} // signals of finished jobs, not yet handed to the writer
 	selected  int             // database of the last command in the stream; -1: write SELECT next
 	wrapDepth int             // inside EXEC or a script
-	wrapOpen  bool            // MULTI written for the current wrap
-	handed    int64           // bytes handed to the writer so far
-	rw        *rewrite        // the running rewrite's executor side, nil when none
-	rewriting bool            // a rewrite runs (until its file switch is done)
-	scheduled bool            // BGREWRITEAOF asked for inside MULTI or a script: start at the next tick
-	closed    bool
-	nextAuto  time.Time // no automatic rewrite before (after a failed one)
+	// where the open MULTI began in buf, and the database selected before it
+	wrapMark, wrapSelected int
+	wrapOpen               bool     // MULTI written for the current wrap
+	handed                 int64    // bytes handed to the writer so far
+	rw                     *rewrite // the running rewrite's executor side, nil when none
+	rewriting              bool     // a rewrite runs (until its file switch is done)
+	scheduled              bool     // BGREWRITEAOF asked for inside MULTI or a script: start at the next tick
+	closed                 bool
+	nextAuto               time.Time // no automatic rewrite before (after a failed one)
 
 	rewrites       int64
 	lastRewriteOK  bool
@@ -184,6 +186,7 @@ func openAOF(s *Server) error {
 // feed encodes one propagated write. Runs on the executor.
 func (a *aof) feed(db *DB, args [][]byte) {
 	if a.wrapDepth > 0 && !a.wrapOpen {
+		a.wrapMark, a.wrapSelected = len(a.buf), a.selected
 		a.selectDB(db.id)
 		a.buf = appendCommand(a.buf, multiArgs)
 		a.wrapOpen = true
@@ -213,8 +216,14 @@ func (a *aof) wrap(begin bool) {
 	}
 	a.wrapDepth--
 	if a.wrapDepth == 0 && a.wrapOpen {
-		a.buf = appendCommand(a.buf, execArgs)
 		a.wrapOpen = false
+		if a.s.stopping.Load() {
+			// a script stopped half-way by SHUTDOWN NOSAVE: as in Redis, none
+			// of its writes reach the file
+			a.buf, a.selected = a.buf[:a.wrapMark], a.wrapSelected
+			return
+		}
+		a.buf = appendCommand(a.buf, execArgs)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/tidwall/redcon"
 )
@@ -59,6 +60,7 @@ type Client struct {
 	// the next command only
 	replyOff, replySkipNext, replySkip bool
 
+	replyMem   int64        // capacity of the reply buffers after the last batch (executor-owned)
 	lastActive atomic.Int64 // unix ms of the last command, for CLIENT LIST idle
 	guard      *guardConn   // the socket's protocol guard, told when c authenticates
 }
@@ -112,12 +114,20 @@ func (c *Client) info(now time.Time) string {
 	if c.multi != nil {
 		multi = len(c.multi.cmds)
 	}
+	fd, qbuf := -1, int64(0)
+	if c.guard != nil {
+		fd, qbuf = c.guard.fd, c.guard.qbuf.Load()
+	}
+	// Replies are written to the socket by the connection right after each
+	// batch: no output waits in a list between batches, so omem is 0.
+	totMem := qbuf + c.replyMem + int64(unsafe.Sizeof(*c))
 	return "id=" + strconv.FormatInt(c.id, 10) +
-		" addr=" + c.addr + " laddr=" + c.laddr + " fd=8 name=" + c.name +
+		" addr=" + c.addr + " laddr=" + c.laddr + " fd=" + strconv.Itoa(fd) + " name=" + c.name +
 		" age=" + strconv.FormatInt(age, 10) + " idle=" + strconv.FormatInt(idle, 10) +
 		" flags=" + flags + " db=" + strconv.Itoa(c.db.id) +
 		" sub=0 psub=0 ssub=0 multi=" + strconv.Itoa(multi) +
-		" qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r" +
+		" qbuf=" + strconv.FormatInt(qbuf, 10) + " qbuf-free=0 argv-mem=0 multi-mem=0 rbs=" + strconv.FormatInt(c.replyMem, 10) +
+		" rbp=0 obl=0 oll=0 omem=0 tot-mem=" + strconv.FormatInt(totMem, 10) + " events=r" +
 		" cmd=" + c.lastCmd + " user=default redir=-1 resp=" + strconv.Itoa(c.resp) +
 		" lib-name=" + c.libName + " lib-ver=" + c.libVer + "\n"
 }

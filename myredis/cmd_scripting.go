@@ -169,6 +169,9 @@ func (s *Server) answerBusy(c *Client) []byte {
 			c.out.Error(errArity(sub.name))
 		case !ct.arityOK(len(args)):
 			c.out.Error(errArity(ct.name))
+		case ct.name == "shutdown":
+			s.answerBusyShutdown(c, args)
+			continue
 		case sub != nil && sub.name == "script|kill":
 			if msg := s.scriptGuard.kill(); msg != "" {
 				c.out.Error(msg)

@@ -199,7 +199,7 @@ func (s *Server) configParams() map[string]func() string {
 		return "no"
 	}
 	c := &s.cfg
-	return map[string]func() string{
+	params := map[string]func() string{
 		"port":                 func() string { return strconv.Itoa(c.Port) },
 		"bind":                 func() string { return c.Bind },
 		"requirepass":          func() string { return c.RequirePass },
@@ -212,9 +212,6 @@ func (s *Server) configParams() map[string]func() string {
 		"appendfsync":          func() string { return c.AppendFsync },
 		"dir":                  func() string { return c.Dir },
 		"appendfilename":       func() string { return c.AppendFilename },
-		"save":                 func() string { return "" },
-		"maxmemory":            func() string { return "0" },
-		"timeout":              func() string { return "0" },
 		"lua-time-limit":       func() string { return strconv.FormatInt(max(c.luaTimeLimit(), 0), 10) },
 		"busy-reply-threshold": func() string { return strconv.FormatInt(max(c.luaTimeLimit(), 0), 10) },
 		"io-threads":           func() string { return strconv.Itoa(runtime.GOMAXPROCS(0)) },
@@ -228,6 +225,10 @@ func (s *Server) configParams() map[string]func() string {
 		// sets
 		"set-max-intset-entries": func() string { return strconv.Itoa(c.setMaxIntsetEntries()) },
 	}
+	for name, get := range s.moreConfigParams() { // config_more.go
+		params[name] = get
+	}
+	return params
 }
 
 // configGetNames picks CONFIG GET's parameters as Redis 7.0 does: a name without
@@ -259,6 +260,7 @@ var runtimeSettable = map[string]bool{
 	"requirepass": true, "maxclients": true, "hz": true, "loglevel": true,
 	"appendfsync": true, "save": true, "proto-max-bulk-len": true, "maxmemory": true, "timeout": true,
 	"lua-time-limit": true, "busy-reply-threshold": true, "hll-sparse-max-bytes": true, "active-expire-effort": true,
+	"maxmemory-policy": true, "tcp-keepalive": true,
 	"auto-aof-rewrite-percentage": true, "auto-aof-rewrite-min-size": true,
 	"set-max-intset-entries": true,
 }
@@ -323,9 +325,6 @@ func (x *Ctx) configSet() {
 	}
 	next := x.s.cfg
 	for i, name := range names {
-		if name == "save" || name == "maxmemory" || name == "timeout" {
-			continue // accepted, without effect: no RDB, no eviction, no idle timeout
-		}
 		if err := next.Set(name, vals[i]); err != nil {
 			x.w.Errorf(msgConfigSetFailed, name, err.Error())
 			return
@@ -361,9 +360,9 @@ func (s *Server) infoSectionList() []infoSection {
 		{"replication", infoReplication},
 		{"cpu", infoCPU},
 		{"modules", noFields},
-		{"commandstats", noFields},
-		{"errorstats", noFields},
-		{"latencystats", noFields},
+		{"commandstats", infoCommandstats},
+		{"errorstats", infoErrorstats},
+		{"latencystats", infoLatencystats},
 		{"cluster", func(*Server) [][2]string { return [][2]string{{"cluster_enabled", "0"}} }},
 		{"keyspace", infoKeyspace},
 	}
@@ -451,6 +450,7 @@ func infoServer(s *Server) [][2]string {
 		{"arch_bits", "64"},
 		{"go_version", runtime.Version()},
 		{"process_id", strconv.Itoa(os.Getpid())},
+		{"run_id", s.runID},
 		{"tcp_port", strconv.Itoa(s.cfg.Port)},
 		{"uptime_in_seconds", itoa(int64(up / time.Second))},
 		{"uptime_in_days", itoa(int64(up / (24 * time.Hour)))},
@@ -483,13 +483,20 @@ func infoClients(s *Server) [][2]string {
 func infoMemory(s *Server) [][2]string {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
+	s.notePeak(m.HeapAlloc) // stats.go
+	rss := processRSS()
 	return [][2]string{
 		{"used_memory", itoa(int64(m.HeapAlloc))},
 		{"used_memory_human", humanBytes(m.HeapAlloc)},
-		{"used_memory_rss", itoa(int64(m.Sys))},
-		{"used_memory_peak", itoa(int64(m.HeapSys))},
-		{"maxmemory", "0"},
-		{"maxmemory_policy", "noeviction"},
+		{"used_memory_rss", itoa(int64(rss))},
+		{"used_memory_rss_human", humanBytes(rss)},
+		{"used_memory_peak", itoa(int64(s.estats.peakMemory))},
+		{"used_memory_peak_human", humanBytes(s.estats.peakMemory)},
+		{"maxmemory", strconv.FormatUint(s.cfg.MaxMemory, 10)},
+		{"maxmemory_human", humanBytes(s.cfg.MaxMemory)},
+		{"maxmemory_policy", s.cfg.MaxMemPolicy},
+		{"mem_fragmentation_ratio", fmt.Sprintf("%.2f", float64(rss)/float64(max(m.HeapAlloc, 1)))},
+		{"mem_fragmentation_bytes", itoa(int64(rss) - int64(m.HeapAlloc))},
 		{"mem_allocator", "go"},
 	}
 }
@@ -523,10 +530,17 @@ func infoStats(s *Server) [][2]string {
 	return [][2]string{
 		{"total_connections_received", itoa(clientIDs.Load())},
 		{"total_commands_processed", itoa(s.stats.commands)},
+		{"instantaneous_ops_per_sec", itoa(s.estats.opsSamples.perSec())},
+		{"total_net_input_bytes", itoa(s.net.in.Load())},
+		{"total_net_output_bytes", itoa(s.net.out.Load())},
+		{"instantaneous_input_kbps", fmt.Sprintf("%.2f", float64(s.estats.inSamples.perSec())/1024)},
+		{"instantaneous_output_kbps", fmt.Sprintf("%.2f", float64(s.estats.outSamples.perSec())/1024)},
 		{"rejected_connections", itoa(s.stats.rejectedConns.Load())},
 		{"expired_keys", itoa(s.stats.expiredKeys)},
+		{"evicted_keys", "0"}, // no eviction yet: maxmemory is stored, not enforced
 		{"keyspace_hits", itoa(s.stats.keyspaceHits)},
 		{"keyspace_misses", itoa(s.stats.keyspaceMisses)},
+		{"total_error_replies", itoa(s.estats.errorReplies)},
 	}
 }
 

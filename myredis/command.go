@@ -34,6 +34,8 @@ type command struct {
 	// subcommand before checking arity, so "CLIENT LIST x" is refused as Redis
 	// refuses it, 'client|list' in the error, even while queueing a MULTI.
 	subs map[string]*command
+	// stats are INFO commandstats/latencystats figures (stats.go), executor-owned.
+	stats cmdStats
 }
 
 // subcommands builds a container's subcommand table from name -> arity.
@@ -168,6 +170,7 @@ var commandGroups = []func() []*command{
 	commandsServer,
 	commandsTransaction,
 	commandsScripting,
+	commandsShutdown,
 	commandsPersistence,
 	commandsDump,
 }

@@ -407,6 +407,7 @@ func TestCompatInfoSections(t *testing.T) {
 	for _, args := range [][]string{
 		{}, {"default"}, {"all"}, {"everything"}, {"SERVER"}, {"server", "keyspace"}, {"keyspace", "server"},
 		{"nosuch"}, {"cpu"}, {"replication"}, {"cluster"}, {"commandstats"}, {"modules"}, {"default", "commandstats"},
+		{"errorstats"}, {"latencystats"}, {"ERRORSTATS", "commandstats"},
 	} {
 		cmd := append([]string{"INFO"}, args...)
 		want, got := headers(rc.Do(cmd...)), headers(mc.Do(cmd...))

@@ -1,11 +1,9 @@
 package myredis
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 )
@@ -45,6 +43,22 @@ type Config struct {
 	SetMaxIntsetEntries int
 	// ActiveExpireEffort is active-expire-effort, 1..10 (expire.go).
 	ActiveExpireEffort int
+
+	// Settings of config_more.go: see there.
+	Save         [][2]int64 // save points (seconds, changes); MyRedis saves through the AOF
+	MaxMemory    uint64
+	MaxMemPolicy string
+	Timeout      int // idle client timeout in seconds, 0: none
+	TCPKeepAlive int // seconds; 0: off
+	TCPBacklog   int
+	Daemonize    bool
+	LogFile      string
+	PidFile      string
+	// Unsupported names the options that were read but have no effect in MyRedis
+	// (cmd/myredis logs one warning for each).
+	Unsupported  []string
+	saveSet      bool // save was set (a file's first save line replaces the default)
+	keepAliveSet bool // tcp-keepalive was set (0 turns it off)
 }
 
 // hllSparseMaxBytes is the effective hll-sparse-max-bytes.
@@ -124,54 +138,15 @@ func (c *Config) fillDefaults() {
 	if c.ActiveExpireEffort == 0 {
 		c.ActiveExpireEffort = 1
 	}
-}
-
-// ParseArgs reads redis-server style arguments: an optional config file first,
-// then "--name value" pairs, which override the file.
-func ParseArgs(args []string) (Config, error) {
-	var c Config
-	if len(args) > 0 && !strings.HasPrefix(args[0], "--") {
-		if err := c.loadFile(args[0]); err != nil {
-			return c, err
-		}
-		args = args[1:]
+	if !c.keepAliveSet {
+		c.TCPKeepAlive = 300
 	}
-	for i := 0; i < len(args); i++ {
-		name, ok := strings.CutPrefix(args[i], "--")
-		if !ok {
-			return c, fmt.Errorf("unexpected argument %q", args[i])
-		}
-		var vals []string
-		for i+1 < len(args) && !strings.HasPrefix(args[i+1], "--") {
-			vals = append(vals, args[i+1])
-			i++
-		}
-		if err := c.Set(name, strings.Join(vals, " ")); err != nil {
-			return c, fmt.Errorf("--%s: %w", name, err)
-		}
+	if c.TCPBacklog == 0 {
+		c.TCPBacklog = 511
 	}
-	c.fillDefaults()
-	return c, nil
-}
-
-func (c *Config) loadFile(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
+	if c.MaxMemPolicy == "" {
+		c.MaxMemPolicy = "noeviction"
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for line := 1; sc.Scan(); line++ {
-		text := strings.TrimSpace(sc.Text())
-		if text == "" || text[0] == '#' {
-			continue
-		}
-		name, val, _ := strings.Cut(text, " ")
-		if err := c.Set(name, strings.Trim(strings.TrimSpace(val), `"`)); err != nil {
-			return fmt.Errorf("%s:%d: %s: %w", path, line, name, err)
-		}
-	}
-	return sc.Err()
 }
 
 // Set assigns one setting by its redis.conf name.
@@ -181,7 +156,15 @@ func (c *Config) Set(name, val string) error {
 	case "port":
 		c.Port, err = intInRange(val, 0, 65535)
 	case "bind":
-		c.Bind = strings.Fields(val + " ")[0]
+		addrs := strings.Fields(val)
+		if len(addrs) == 0 {
+			c.Bind = ""
+			break
+		}
+		c.Bind = strings.TrimPrefix(addrs[0], "-") // "-": optional address, as Redis
+		if len(addrs) > 1 {
+			c.noteUnsupported("bind (only the first address is listened on)")
+		}
 	case "requirepass":
 		c.RequirePass = val
 	case "databases":
@@ -248,10 +231,8 @@ func (c *Config) Set(name, val string) error {
 		}
 	case "active-expire-effort":
 		c.ActiveExpireEffort, err = intInRange(val, 1, 10)
-	case "save", "daemonize", "protected-mode", "logfile":
-		// accepted for compatibility; MyRedis has no RDB and stays in the foreground
 	default:
-		return errUnknownOption
+		return c.setMore(strings.ToLower(name), val) // config_more.go
 	}
 	var numErr *strconv.NumError
 	if errors.As(err, &numErr) {

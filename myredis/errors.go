@@ -118,6 +118,8 @@ const (
 	// Persistence.
 	msgRewriteRunning = "ERR Background append only file rewriting already in progress"
 	msgNoAOF          = "ERR appendonly is no: MyRedis persists only through the append-only file (start it with --appendonly yes)"
+	msgNoShutdown     = "ERR No shutdown in progress."
+	msgShutdownFailed = "ERR Errors trying to SHUTDOWN. Check logs."
 )
 
 // A refused EXEC (arity, NOAUTH) and CONFIG SET's value errors.

@@ -43,6 +43,12 @@ func (s *Server) runExecutor() {
 		if !j.c.claim.CompareAndSwap(j.seq, 0) {
 			continue // its connection answered it BUSY while it waited behind a script
 		}
+		if s.stopping.Load() { // shutting down: the batch is not run, the client is closed
+			j.c.out.Reset()
+			j.c.closing = true
+			j.c.done <- struct{}{}
+			continue
+		}
 		s.runBatch(j.c)
 		s.release(j.c.done)
 	}
@@ -93,6 +99,7 @@ func (s *Server) runBatch(c *Client) {
 		c.batchDeadline = c.blocked.deadline
 	}
 	c.lastActive.Store(s.clock.Now().UnixMilli())
+	c.replyMem = int64(cap(c.out.Bytes()) + cap(c.blockOut.Bytes()))
 	if c.guard != nil {
 		c.guard.authed.Store(c.authed) // the guard limits requests until AUTH
 	}
@@ -135,13 +142,18 @@ func (s *Server) call(c *Client, args [][]byte, w *Writer) {
 	cmd := s.table.lookup(args[0])
 	if cmd == nil {
 		s.rejectInMulti(c)
-		w.Error(errUnknownCommand(args))
+		msg := errUnknownCommand(args)
+		s.countErrorText(msg)
+		w.Error(msg)
 		return
 	}
 	if cmd.subs != nil && len(args) >= 2 {
 		sub := cmd.subcommand(args[1])
 		if sub == nil {
-			s.reject(c, cmd, w, errUnknownSubcommand(args))
+			s.rejectInMulti(c) // no command to count it against, as Redis
+			msg := errUnknownSubcommand(args)
+			s.countErrorText(msg)
+			w.Error(msg)
 			return
 		}
 		cmd = sub
@@ -152,6 +164,10 @@ func (s *Server) call(c *Client, args [][]byte, w *Writer) {
 	}
 	if c.needsAuth() && cmd.flags&flagNoAuth == 0 {
 		s.reject(c, cmd, w, msgNoAuth)
+		return
+	}
+	if c.multi != nil && cmd.flags&(flagNoMulti|flagTx) == flagNoMulti {
+		s.reject(c, cmd, w, msgNotAllowedMulti)
 		return
 	}
 	if c.multi != nil && cmd.flags&flagTx == 0 {
@@ -175,8 +191,28 @@ func (s *Server) exec(x *Ctx) {
 		s.beforeWrite(x)
 	}
 	before := s.dirty
+	mark := x.w.Len()
+	var start time.Time
+	timed := x.cmd.stats.timeNext() // every call would cost two clock reads: stats.go
+	if timed {
+		start = time.Now()
+	}
 	x.cmd.fn(x)
 	s.stats.commands++ // as Redis: executed commands only, counted after they ran
+	// commandstats (stats.go); a command that blocked counts when it is served
+	if x.c.blocked == nil || x.inMulti || x.inScript {
+		out := x.w.Bytes()
+		failed := len(out) > mark && out[mark] == '-'
+		if !timed && !failed {
+			x.cmd.stats.calls++ // the common case, inline
+		} else {
+			var reply []byte
+			if failed {
+				reply = out[mark:]
+			}
+			s.countTimedOrFailed(x, start, timed, reply)
+		}
+	}
 	if s.dirty != before && x.cmd.flags&flagWrite != 0 {
 		args := x.args
 		if x.rewrite != nil {
@@ -194,13 +230,13 @@ func (s *Server) exec(x *Ctx) {
 // the transaction and says why in an EXECABORT.
 func (s *Server) reject(c *Client, cmd *command, w *Writer, msg string) {
 	s.rejectInMulti(c)
-	if cmd.name != "exec" {
-		w.Error(msg)
-		return
+	if cmd.name == "exec" {
+		s.discard(c)
+		s.unwatchAll(c)
+		msg = msgExecAbortBecause + strings.TrimPrefix(msg, "ERR ")
 	}
-	s.discard(c)
-	s.unwatchAll(c)
-	w.Error(msgExecAbortBecause + strings.TrimPrefix(msg, "ERR "))
+	s.countRejected(cmd, msg)
+	w.Error(msg)
 }
 
 // rejectInMulti flags a queueing error so EXEC answers EXECABORT.
@@ -327,6 +363,7 @@ func (s *Server) serveBlocked() {
 				c.blocked.deadline = bs.deadline
 				continue
 			}
+			c.lastActive.Store(s.clock.Now().UnixMilli()) // for timeout: it is answered now
 			s.release(c.wake)
 		}
 	}
@@ -361,30 +398,71 @@ func (s *Server) timeoutBlocked(c *Client) {
 	if c.blocked == nil {
 		return // served meanwhile; its wake is already sent
 	}
+	bs := c.blocked
 	s.unblock(c)
+	if cmd := s.table.lookup(bs.args[0]); cmd != nil {
+		s.countCall(cmd, 0, nil, false) // as Redis: a timed-out call counts (its run time was counted as none)
+	}
 	c.blockOut.Reset()
 	c.blockOut.NullArray()
+	c.lastActive.Store(s.clock.Now().UnixMilli())
+	s.release(c.wake)
+}
+
+// dropBlocked takes a blocked client whose socket is gone off every wait list,
+// so nothing is served to it. Runs on the executor.
+func (s *Server) dropBlocked(c *Client) {
+	if c.blocked == nil {
+		return // served before the close was seen; its wake is already sent
+	}
+	s.unblock(c)
+	c.blockOut.Reset()
 	s.release(c.wake)
 }
 
 // waitBlocked runs on the connection goroutine while c is blocked: it waits for
-// the wake-up or the deadline, then writes the served reply.
-func (s *Server) waitBlocked(c *Client, conn redcon.Conn, deadline time.Time) {
+// the wake-up, the deadline or the peer's close (blockwatch.go), then writes the
+// served reply. It returns false when the connection must be closed.
+func (s *Server) waitBlocked(c *Client, conn redcon.Conn, deadline time.Time) bool {
 	var timer <-chan time.Time
 	if !deadline.IsZero() {
 		t := time.NewTimer(time.Until(deadline))
 		defer t.Stop()
 		timer = t.C
 	}
+	var gone <-chan struct{}
+	if c.guard != nil {
+		w := c.guard.watchEOF()
+		defer w.stop()
+		gone = w.gone
+	}
 	select {
 	case <-c.wake:
 	case <-timer:
-		s.jobs <- job{fn: func() { s.timeoutBlocked(c) }}
+		if !s.toExecutor(func() { s.timeoutBlocked(c) }) {
+			return false
+		}
 		<-c.wake
+	case <-gone:
+		if s.toExecutor(func() { s.dropBlocked(c) }) {
+			<-c.wake
+		}
+		return false
 	case <-s.quit:
-		return
+		return false
 	}
 	conn.WriteRaw(c.blockOut.Bytes())
+	return true
+}
+
+// toExecutor queues a server task; false if the server stopped first.
+func (s *Server) toExecutor(fn func()) bool {
+	select {
+	case s.jobs <- job{fn: fn}:
+		return true
+	case <-s.quit:
+		return false
+	}
 }
 
 // propagateAs sets what the AOF records for this command instead of its arguments

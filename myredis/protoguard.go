@@ -51,6 +51,8 @@ type liveSettings struct {
 	maxClients atomic.Int64
 	hz         atomic.Int64
 	luaLimitMs atomic.Int64 // lua-time-limit; <= 0: scripts are never busy
+	keepAlive  atomic.Int64 // tcp-keepalive in seconds; 0: off
+	timeout    atomic.Int64 // timeout (idle clients) in seconds; 0: none
 }
 
 func (l *liveSettings) set(cfg Config) {
@@ -59,11 +61,14 @@ func (l *liveSettings) set(cfg Config) {
 	l.maxClients.Store(int64(cfg.MaxClients))
 	l.hz.Store(int64(cfg.Hz))
 	l.luaLimitMs.Store(cfg.luaTimeLimit())
+	l.keepAlive.Store(int64(cfg.TCPKeepAlive))
+	l.timeout.Store(int64(cfg.Timeout))
 }
 
 type guardListener struct {
 	net.Listener
 	limits *liveSettings
+	bytes  *netCounters // INFO total_net_input_bytes / output
 }
 
 func (l guardListener) Accept() (net.Conn, error) {
@@ -71,7 +76,8 @@ func (l guardListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	gc := &guardConn{Conn: c}
+	setKeepAlive(c, l.limits.keepAlive.Load())
+	gc := &guardConn{Conn: c, bytes: l.bytes, fd: socketFD(c)}
 	gc.g.limits = l.limits
 	gc.g.authed = &gc.authed
 	return gc, nil
@@ -87,9 +93,26 @@ type guardConn struct {
 	held    []byte // input not parsed yet: requests wait while AUTH is pending
 	failMsg string // protocol error to send once out is drained
 	readErr error  // socket error to report once out is drained
+
+	bytes *netCounters // the server's byte counts
+	fd    int          // the socket's descriptor, for CLIENT LIST
+	qbuf  atomic.Int64 // input read but not yet handed to redcon, for CLIENT LIST
+}
+
+// Write counts what the server sends.
+func (c *guardConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.bytes.addOut(n)
+	return n, err
 }
 
 func (c *guardConn) Read(p []byte) (int, error) {
+	n, err := c.read(p)
+	c.qbuf.Store(int64(len(c.held) + len(c.out)))
+	return n, err
+}
+
+func (c *guardConn) read(p []byte) (int, error) {
 	for {
 		if len(c.out) > 0 {
 			n := copy(p, c.out)
@@ -113,6 +136,7 @@ func (c *guardConn) Read(p []byte) (int, error) {
 		} else {
 			var err error
 			n, err = c.Conn.Read(p)
+			c.bytes.addIn(n)
 			if err != nil {
 				c.readErr = err
 			}

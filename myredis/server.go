@@ -68,6 +68,13 @@ type Server struct {
 	live   liveSettings // settings read off the executor
 	expire expireCycle  // active expiry's state (expire.go)
 	replID string       // INFO replication's master_replid, random per run
+
+	stopping atomic.Bool   // SHUTDOWN or Close: batches not yet started never run
+	stopped  chan struct{} // closed when Close has finished
+
+	estats execStats   // INFO commandstats, errorstats, rates, peak (stats.go)
+	net    netCounters // total_net_input_bytes / output, from connection goroutines
+	runID  string      // INFO run_id, random per run
 }
 
 // stats are INFO's counters, owned by the executor (rejectedConns excepted).
@@ -99,6 +106,7 @@ func New(cfg Config, opts ...Option) *Server {
 		executorDone: make(chan struct{}),
 		clients:      make(map[int64]*Client),
 		blocking:     make(map[dbKey][]*Client),
+		stopped:      make(chan struct{}),
 	}
 	for _, o := range opts {
 		o(s)
@@ -110,6 +118,7 @@ func New(cfg Config, opts ...Option) *Server {
 	}
 	s.started = s.clock.Now()
 	s.replID = randomHex(40)
+	s.runID = randomHex(40)
 	s.live.set(cfg)
 	s.scriptGuard.init(&s.live.luaLimitMs, s.quit)
 	s.configHooks = append(s.configHooks, func(_, next Config) { s.live.set(next) })
@@ -153,7 +162,8 @@ func (s *Server) Serve(ln net.Listener) error {
 	s.ln, s.rc = ln, rc
 	s.mu.Unlock()
 	go s.activeExpireLoop()
-	err := rc.Serve(guardListener{ln, &s.live})
+	go s.clientsCron()
+	err := rc.Serve(guardListener{ln, &s.live, &s.net})
 	if errors.Is(err, net.ErrClosed) {
 		return nil
 	}
@@ -180,8 +190,10 @@ func (s *Server) Close() error {
 	default:
 	}
 	close(s.quit)
+	s.stopping.Store(true)
 	rc, ln := s.rc, s.ln
 	s.mu.Unlock()
+	defer close(s.stopped)
 	var err error
 	if rc != nil {
 		err = rc.Close()
@@ -192,8 +204,13 @@ func (s *Server) Close() error {
 	for _, h := range s.closeHooks {
 		h()
 	}
+	s.removePidFile()
 	return err
 }
+
+// Done is closed once the server has stopped (Close, or SHUTDOWN from a client)
+// and its data is flushed: a program waits on it before exiting.
+func (s *Server) Done() <-chan struct{} { return s.stopped }
 
 func (s *Server) accept(conn redcon.Conn) bool {
 	s.mu.Lock()
@@ -272,7 +289,10 @@ func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
 		if !c.batchBlocked {
 			return
 		}
-		s.waitBlocked(c, conn, c.batchDeadline)
+		if !s.waitBlocked(c, conn, c.batchDeadline) {
+			conn.Close()
+			return
+		}
 		if len(c.pending) == 0 {
 			return
 		}
@@ -349,6 +369,10 @@ func Open(cfg Config, opts ...Option) (*Server, error) {
 			return nil, err
 		}
 	}
+	if err := s.writePidFile(); err != nil {
+		s.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -360,4 +384,5 @@ func (s *Server) resetStats() {
 	s.stats.commands, s.stats.connections, s.stats.expiredKeys = 0, 0, 0
 	s.stats.keyspaceHits, s.stats.keyspaceMisses = 0, 0
 	s.stats.rejectedConns.Store(0)
+	s.resetExecStats() // stats.go
 }
