@@ -375,7 +375,7 @@ func cmdFlushall(x *Ctx) {
 	x.ok()
 }
 
-// scanOpts parses HSCAN's and ZSCAN's [MATCH pattern] [COUNT count] from args[from:].
+// scanOpts parses HSCAN's, SSCAN's and ZSCAN's [MATCH pattern] [COUNT count] from args[from:].
 // pattern is "*" when every element matches (an empty MATCH matches only "").
 func (x *Ctx) scanOpts(from int) (pattern string, count int, ok bool) {
 	pattern, count = "*", 10

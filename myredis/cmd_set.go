@@ -620,7 +620,7 @@ func cmdSscan(x *Ctx) {
 	}
 	var found []string
 	keep := func(m string) {
-		if pattern == "" || globMatch(pattern, m) {
+		if pattern == "*" || globMatch(pattern, m) { // a lone * matches all, "" included, as Redis
 			found = append(found, m)
 		}
 	}

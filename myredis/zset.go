@@ -748,11 +748,15 @@ func (z *zset) lexSpan(r lexRange, reverse bool) (int, int) {
 		start, end := -1, 0
 		z.tree.ascend(0, func(it zItem) bool {
 			if start < 0 {
-				if r.aboveMin(it.member) {
-					start, end = end, end+1
-				} else {
+				if !r.aboveMin(it.member) {
 					end++
+					return true
 				}
+				if r.aboveMax(it.member) { // the first member above min is past max: nothing
+					start = end
+					return false
+				}
+				start, end = end, end+1
 				return true
 			}
 			if r.aboveMax(it.member) {
