@@ -35,6 +35,9 @@ type Client struct {
 	// busyRejected: the connection answered commands BUSY (while a script ran
 	// too long); if they belonged to a MULTI, its EXEC must abort
 	busyRejected atomic.Bool
+	// busyExecAbort: the connection answered an EXEC with EXECABORT (BUSY); the
+	// executor discards the transaction before the client's next batch
+	busyExecAbort atomic.Bool
 
 	// executor-owned
 	db         *DB

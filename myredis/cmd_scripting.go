@@ -100,7 +100,7 @@ func cmdScript(x *Ctx) {
 	case "kill":
 		// Run here, on the executor, no script is running: while one runs, a
 		// connection goroutine answers SCRIPT KILL itself (see answerBusy).
-		if msg := x.s.scriptGuard.kill(); msg != "" {
+		if msg := x.s.scriptGuard.kill(false); msg != "" {
 			x.err(msg)
 			return
 		}
@@ -169,18 +169,34 @@ func (s *Server) answerBusy(c *Client) []byte {
 			c.out.Error(errArity(sub.name))
 		case !ct.arityOK(len(args)):
 			c.out.Error(errArity(ct.name))
-		case sub != nil && sub.name == "script|kill":
-			if msg := s.scriptGuard.kill(); msg != "" {
+		case sub != nil && (sub.name == "script|kill" || sub.name == "function|kill"):
+			if msg := s.scriptGuard.kill(sub.name == "function|kill"); msg != "" {
 				c.out.Error(msg)
 			} else {
 				c.out.OK()
 			}
 			continue
+		case sub != nil && sub.name == "function|stats":
+			s.writeFunctionStats(&c.out)
+			continue
+		case ct.name == "exec":
+			// As Redis rejects EXEC: the transaction is discarded, and says why.
+			c.out.Error(msgExecAbortBecause + strings.TrimPrefix(s.busyMessage(), "-"))
+			c.busyExecAbort.Store(true)
 		default:
-			c.out.Error(msgBusy)
+			c.out.Error(s.busyMessage())
 		}
 		c.busyRejected.Store(true)
 	}
 	c.cmds = c.cmds[:0]
 	return c.out.Bytes()
+}
+
+// busyMessage is the BUSY error for the kind of script that runs: an EVAL can be
+// stopped by SCRIPT KILL, a function by FUNCTION KILL.
+func (s *Server) busyMessage() string {
+	if s.scriptGuard.isFunction() {
+		return msgBusyFunction
+	}
+	return msgBusy
 }

@@ -75,7 +75,7 @@ func cmdCommand(x *Ctx) {
 		switch {
 		case cmd == nil:
 			x.err("ERR Invalid command specified")
-		case cmd.firstKey == 0:
+		case cmd.firstKey == 0 && cmd.numKeysAt == 0:
 			x.err("ERR The command has no key arguments")
 		case !cmd.arityOK(x.nargs() - 2):
 			x.err("ERR Invalid number of arguments specified for command")
@@ -213,7 +213,7 @@ func (s *Server) configParams() map[string]func() string {
 		return "no"
 	}
 	c := &s.cfg
-	return map[string]func() string{
+	params := map[string]func() string{
 		"port":                 func() string { return strconv.Itoa(c.Port) },
 		"bind":                 func() string { return c.Bind },
 		"requirepass":          func() string { return c.RequirePass },
@@ -237,6 +237,8 @@ func (s *Server) configParams() map[string]func() string {
 		"auto-aof-rewrite-percentage": func() string { return strconv.Itoa(max(c.AutoAOFRewritePercentage, 0)) },
 		"auto-aof-rewrite-min-size":   func() string { return strconv.FormatInt(c.AutoAOFRewriteMinSize, 10) },
 	}
+	c.Enc.params(params)
+	return params
 }
 
 // runtimeSettable are the settings CONFIG SET may change while running.

@@ -27,6 +27,9 @@ type command struct {
 	fn    func(x *Ctx)
 	// key positions for COMMAND INFO and key extraction: first, last (-1 = last arg), step.
 	firstKey, lastKey, step int
+	// numKeysAt, when set, is the position of a numkeys argument followed by
+	// that many keys (FCALL), instead of firstKey..lastKey.
+	numKeysAt int
 	// subs are a container command's subcommands by lower-case name, each with its
 	// own arity (and fn, flags: the container's unless set). call resolves the
 	// subcommand before checking arity, so "CLIENT LIST x" is refused as Redis
@@ -112,6 +115,9 @@ func (c *command) arityOK(n int) bool {
 
 // keys returns the key arguments of args, following the command's key spec.
 func (c *command) keys(args [][]byte) [][]byte {
+	if c.numKeysAt > 0 {
+		return numKeysArgs(args, c.numKeysAt)
+	}
 	if c.firstKey == 0 || len(args) <= c.firstKey {
 		return nil
 	}
@@ -125,6 +131,18 @@ func (c *command) keys(args [][]byte) [][]byte {
 		keys = append(keys, args[i])
 	}
 	return keys
+}
+
+// numKeysArgs are the keys after a numkeys argument at position at.
+func numKeysArgs(args [][]byte, at int) [][]byte {
+	if len(args) <= at {
+		return nil
+	}
+	n, ok := parseRedisInt(args[at])
+	if !ok || n < 0 || n > int64(len(args)-at-1) {
+		return nil
+	}
+	return args[at+1 : at+1+int(n)]
 }
 
 // buildCommandTable gathers every command group.
@@ -159,6 +177,8 @@ var commandGroups = []func() []*command{
 	commandsTransaction,
 	commandsScripting,
 	commandsPersistence,
+	commandsKeyspace,
+	commandsFunctions,
 }
 
 // errUnknownCommand is Redis's reply to a command name it does not know. Like

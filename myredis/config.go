@@ -37,6 +37,9 @@ type Config struct {
 	// it a running script makes other clients get BUSY and may be killed. 0 means
 	// the default, 5000; negative means never (redis.conf's 0).
 	LuaTimeLimit int64
+	// Enc are the encoding settings (hash-max-listpack-entries, ...: encoding.go).
+	Enc     EncodingLimits
+	encInit bool // Enc holds at least the defaults
 }
 
 // luaTimeLimit is the effective lua-time-limit in milliseconds (<= 0: none).
@@ -93,6 +96,13 @@ func (c *Config) fillDefaults() {
 	}
 	if c.Workers <= 0 {
 		c.Workers = 1
+	}
+	c.initEncoding()
+}
+
+func (c *Config) initEncoding() {
+	if !c.encInit {
+		c.Enc, c.encInit = defaultEncodingLimits, true
 	}
 }
 
@@ -208,7 +218,8 @@ func (c *Config) Set(name, val string) error {
 	case "save", "daemonize", "protected-mode", "logfile":
 		// accepted for compatibility; MyRedis has no RDB and stays in the foreground
 	default:
-		return errUnknownOption
+		c.initEncoding()
+		return c.Enc.set(name, val) // errUnknownOption when it is none
 	}
 	var numErr *strconv.NumError
 	if errors.As(err, &numErr) {

@@ -62,6 +62,10 @@ func (s *Server) runBatch(c *Client) {
 	if c.busyRejected.Swap(false) && c.multi != nil {
 		c.multi.failed = true // commands of the transaction were answered BUSY
 	}
+	if c.busyExecAbort.Swap(false) { // its EXEC was answered EXECABORT (BUSY)
+		s.discard(c)
+		s.unwatchAll(c)
+	}
 	for i, cmd := range c.cmds {
 		mark := c.out.Len()
 		s.call(c, cmd.Args, &c.out)
@@ -81,7 +85,8 @@ func (s *Server) runBatch(c *Client) {
 	if c.batchBlocked {
 		c.batchDeadline = c.blocked.deadline
 	}
-	c.lastActive.Store(s.clock.Now().UnixMilli())
+	s.lruClock = s.clock.Now().UnixMilli()
+	c.lastActive.Store(s.lruClock)
 	if c.guard != nil {
 		c.guard.authed.Store(c.authed) // the guard limits requests until AUTH
 	}
