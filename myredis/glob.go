@@ -2,10 +2,15 @@ package myredis
 
 // globMatch is Redis's stringmatchlen: * ? [abc] [^a] [a-z] and \ escapes.
 func globMatch(pattern, s string) bool {
-	return globMatchDepth(pattern, s, 0)
+	skipLonger := false
+	return globMatchDepth(pattern, s, 0, &skipLonger)
 }
 
-func globMatchDepth(p, s string, depth int) bool {
+// globMatchDepth matches p against s. skipLonger is Redis's skipLongerMatches:
+// once a "*" has tried every suffix of the string and failed, no outer "*" can
+// do better by giving it a shorter suffix, so the whole match fails at once
+// (without it "a*a*a*...b" takes exponential time).
+func globMatchDepth(p, s string, depth int, skipLonger *bool) bool {
 	if depth > 1000 { // Redis bounds recursion the same way
 		return false
 	}
@@ -18,11 +23,15 @@ func globMatchDepth(p, s string, depth int) bool {
 			if len(p) == 1 {
 				return true
 			}
-			for i := 0; i <= len(s); i++ {
-				if globMatchDepth(p[1:], s[i:], depth+1) {
+			for i := 0; i < len(s); i++ {
+				if globMatchDepth(p[1:], s[i:], depth+1, skipLonger) {
 					return true
 				}
+				if *skipLonger {
+					return false
+				}
 			}
+			*skipLonger = true
 			return false
 		case '?':
 			if len(s) == 0 {

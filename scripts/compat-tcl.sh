@@ -13,7 +13,7 @@
 #                          absent: the script says so and exits 0 (nothing to measure)
 #   UNITS="type/zset ..."  units to run (default: every unit of the ratchet file)
 #   RATCHET=1              fail (exit 1) when a unit passes fewer tests than the ratchet file
-#                          says, or the suite or tclsh is missing
+#                          says (a missing suite or tclsh still only skips, with a message)
 #   RATCHET_FILE=file      default: scripts/compat-tcl-ratchet.txt ("unit passes" per line)
 #   UNIT_TIMEOUT=300       seconds per unit; a unit that takes longer is stopped (runtest and
 #                          the server killed) and counted with what passed until then
@@ -31,11 +31,7 @@ ratchet=${RATCHET:-0}
 log() { printf '%s\n' "$*" >&2; }
 
 missing() {
-	if [[ $ratchet == 1 ]]; then
-		log "compat-tcl: FAIL: $1"
-		exit 1
-	fi
-	log "compat-tcl: skipped: $1"
+	log "compat-tcl: SKIPPED, nothing measured: $1"
 	exit 0
 }
 
