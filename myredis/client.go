@@ -38,6 +38,10 @@ type Client struct {
 	// busyExecAbort: the connection answered an EXEC with EXECABORT (BUSY); the
 	// executor discards the transaction before the client's next batch
 	busyExecAbort atomic.Bool
+	// busyMulti: the connection answered MULTI itself (allowed while busy, as in
+	// Redis); the executor opens the transaction before the client's next batch.
+	// inMulti mirrors multi != nil for the connection goroutine.
+	busyMulti, inMulti atomic.Bool
 
 	// executor-owned
 	db         *DB

@@ -181,8 +181,21 @@ func (s *Server) answerBusy(c *Client) []byte {
 			continue
 		case ct.name == "exec":
 			// As Redis rejects EXEC: the transaction is discarded, and says why.
-			c.out.Error(msgExecAbortBecause + strings.TrimPrefix(s.busyMessage(), "-"))
+			c.out.Error(msgExecAbortBecause + s.busyMessage())
 			c.busyExecAbort.Store(true)
+			c.busyMulti.Store(false)    // a MULTI answered during this wait ends here too
+			c.busyRejected.Store(false) // what it lost to BUSY went with it
+			continue
+		case ct.name == "multi":
+			// MULTI is allowed while busy (Redis's CMD_ALLOW_BUSY): answered here,
+			// opened by the executor before the client's next batch.
+			if c.inMulti.Load() && !c.busyExecAbort.Load() || c.busyMulti.Load() {
+				c.out.Error(msgNestedMulti)
+			} else {
+				c.out.OK()
+				c.busyMulti.Store(true)
+			}
+			continue
 		default:
 			c.out.Error(s.busyMessage())
 		}

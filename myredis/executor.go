@@ -59,12 +59,16 @@ func (s *Server) submit(fn func()) {
 // runBatch executes the client's pending commands, appending replies to c.out.
 // It stops early when a command blocks; the rest wait in c.pending.
 func (s *Server) runBatch(c *Client) {
-	if c.busyRejected.Swap(false) && c.multi != nil {
-		c.multi.failed = true // commands of the transaction were answered BUSY
-	}
 	if c.busyExecAbort.Swap(false) { // its EXEC was answered EXECABORT (BUSY)
 		s.discard(c)
 		s.unwatchAll(c)
+	}
+	if c.busyMulti.Swap(false) && c.multi == nil { // its MULTI was answered OK while busy
+		c.multi = &multiState{}
+		c.inMulti.Store(true)
+	}
+	if c.busyRejected.Swap(false) && c.multi != nil {
+		c.multi.failed = true // commands of the transaction were answered BUSY
 	}
 	for i, cmd := range c.cmds {
 		mark := c.out.Len()

@@ -80,6 +80,19 @@ func TestExecWhileBusy(t *testing.T) {
 	assert.Equal(t, bulk("1"), other.Do("GET", "xx"), "nothing of the transaction ran")
 	assert.Equal(t, bulk("asdf"), tx.Do("PING", "asdf"), "the client left MULTI")
 	assert.Equal(t, "-ERR EXEC without MULTI\r\n", tx.Do("EXEC"))
+
+	// MULTI itself is allowed while busy; a command refused BUSY dooms the EXEC
+	send(t, runner, "EVAL", "while true do end", "0")
+	waitForReply(t, other, busyEval, "PING")
+	assert.Equal(t, ok, tx.Do("MULTI"))
+	assert.Equal(t, "-ERR MULTI calls can not be nested\r\n", tx.Do("MULTI"))
+	assert.Equal(t, busyEval, tx.Do("INCR", "xx"))
+	assert.Equal(t, ok, other.Do("SCRIPT", "KILL"))
+	receive(t, runner)
+	assert.Equal(t, queued, tx.Do("INCR", "xx"))
+	assert.Equal(t, "-EXECABORT Transaction discarded because of previous errors.\r\n", tx.Do("EXEC"))
+	assert.Equal(t, bulk("1"), other.Do("GET", "xx"))
+	assert.Equal(t, bulk("asdf"), tx.Do("PING", "asdf"))
 }
 
 // TestFunctionDumpRestore: a dump restores under each policy, all or nothing.
