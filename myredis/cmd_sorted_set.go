@@ -14,7 +14,7 @@ import (
 // executor goroutine; each validates all of its arguments before it changes
 // anything, so a command that fails leaves the data as it was.
 func commandsSortedSet() []*command {
-	return []*command{
+	return append(zmpopCommands(), []*command{
 		{name: "zadd", arity: -4, flags: flagWrite, fn: cmdZadd, firstKey: 1, lastKey: 1},
 		{name: "zincrby", arity: 4, flags: flagWrite, fn: cmdZincrby, firstKey: 1, lastKey: 1},
 		{name: "zrem", arity: -3, flags: flagWrite, fn: cmdZrem, firstKey: 1, lastKey: 1},
@@ -48,7 +48,7 @@ func commandsSortedSet() []*command {
 		{name: "zinter", arity: -3, flags: flagReadonly, fn: zsetOpCmd(opInter, false, false)},
 		{name: "zdiff", arity: -3, flags: flagReadonly, fn: zsetOpCmd(opDiff, false, false)},
 		{name: "zintercard", arity: -3, flags: flagReadonly, fn: zsetOpCmd(opInter, false, true)},
-	}
+	}...)
 }
 
 func (z *zset) typeName() string { return "zset" }
