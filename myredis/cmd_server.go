@@ -473,7 +473,7 @@ func infoClients(s *Server) [][2]string {
 func infoMemory(s *Server) [][2]string {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	return [][2]string{
+	return append([][2]string{
 		{"used_memory", itoa(int64(m.HeapAlloc))},
 		{"used_memory_human", humanBytes(m.HeapAlloc)},
 		{"used_memory_rss", itoa(int64(m.Sys))},
@@ -481,7 +481,7 @@ func infoMemory(s *Server) [][2]string {
 		{"maxmemory", "0"},
 		{"maxmemory_policy", "noeviction"},
 		{"mem_allocator", "go"},
-	}
+	}, s.scriptsInfo()...)
 }
 
 func humanBytes(n uint64) string {

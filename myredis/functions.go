@@ -5,6 +5,7 @@ import (
 	"errors"
 	"hash/crc64"
 	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -639,4 +640,21 @@ func (s *Server) functionsRewrite() []byte {
 		b = appendCommand(b, [][]byte{[]byte("FUNCTION"), []byte("LOAD"), []byte(lib.code)})
 	}
 	return b
+}
+
+// scriptsInfo is INFO memory's count of cached EVAL scripts, functions and
+// libraries. Runs on the executor.
+func (s *Server) scriptsInfo() [][2]string {
+	scripts, funcs, libs := 0, int64(0), int64(0)
+	if s.lua != nil {
+		scripts = len(s.lua.scripts)
+	}
+	if f := s.functionsPtr.Load(); f != nil {
+		funcs, libs = f.funcCount.Load(), f.libCount.Load()
+	}
+	return [][2]string{
+		{"number_of_cached_scripts", strconv.Itoa(scripts)},
+		{"number_of_functions", strconv.FormatInt(funcs, 10)},
+		{"number_of_libraries", strconv.FormatInt(libs, 10)},
+	}
 }

@@ -121,3 +121,22 @@ func TestFunctionDumpRestore(t *testing.T) {
 	broken := dump[:len(dump)-1] + string(dump[len(dump)-1]^1)
 	mustDo(t, c, errRe("ERR DUMP payload version or checksum are wrong"), "FUNCTION", "RESTORE", broken)
 }
+
+// TestInfoCountsScriptsAndFunctions: INFO memory counts cached scripts, functions
+// and libraries, and SCRIPT FLUSH / FUNCTION FLUSH empty them.
+func TestInfoCountsScriptsAndFunctions(t *testing.T) {
+	c, _, _ := start(t)
+	c.Do("SCRIPT", "LOAD", "return 1")
+	c.Do("SCRIPT", "LOAD", "return 2")
+	c.Do("FUNCTION", "LOAD", "#!lua name=l\nredis.register_function('a', function() end)\nredis.register_function('b', function() end)")
+	info := c.Do("INFO", "memory")
+	for _, want := range []string{"number_of_cached_scripts:2\r\n", "number_of_functions:2\r\n", "number_of_libraries:1\r\n"} {
+		assert.Contains(t, info, want)
+	}
+	c.Do("SCRIPT", "FLUSH", "ASYNC")
+	c.Do("FUNCTION", "FLUSH")
+	info = c.Do("INFO", "memory")
+	for _, want := range []string{"number_of_cached_scripts:0\r\n", "number_of_functions:0\r\n", "number_of_libraries:0\r\n"} {
+		assert.Contains(t, info, want)
+	}
+}
