@@ -71,3 +71,48 @@ func TestSwapdbAndMoveDuringRewrite(t *testing.T) {
 		}
 	}
 }
+
+// FuzzLibraryMetadata: the shebang parser never panics, and what it accepts has a
+// valid name position and the code starting at the first newline.
+func FuzzLibraryMetadata(f *testing.F) {
+	for _, s := range []string{"#!lua name=x\ncode", "#!lua name=\"q\"\n", "#! name=a name=b\n", "#!lua\n", "no", "#!lua name='\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, payload string) {
+		md, errMsg := parseLibMeta(payload)
+		if errMsg != "" {
+			return
+		}
+		if md.codeAt < 0 || md.codeAt >= len(payload) || payload[md.codeAt] != '\n' {
+			t.Fatalf("code position %d in %q", md.codeAt, payload)
+		}
+	})
+}
+
+// FuzzFunctionDump: any payload is refused or read back, and a dump of what was
+// read reads back the same libraries.
+func FuzzFunctionDump(f *testing.F) {
+	s := New(DefaultConfig(), WithLogger(quietLogger()))
+	defer s.Close()
+	var good []byte
+	s.submit(func() {
+		lib := s.functionLibs()
+		l, _ := lib.compileLibrary("#!lua name=a\nredis.register_function('f', function() return 1 end)", 0)
+		lib.add(l, false)
+		good = lib.dump()
+	})
+	f.Add(good)
+	f.Add([]byte("MYRF"))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		codes, ok := parseDump(b)
+		if !ok {
+			return
+		}
+		for _, c := range codes {
+			if len(c) > len(b) {
+				t.Fatalf("library of %d bytes from a payload of %d", len(c), len(b))
+			}
+		}
+	})
+}
