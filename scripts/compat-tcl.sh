@@ -123,6 +123,12 @@ for u in "${units[@]}"; do
 		# run-units.sh runs the unit under timeout(1); the unit's test client may
 		# outlive a killed runtest, blocked on the server: stopping the server frees it.
 		out=$(TCL_LOGS=$logs TCL_UNIT_TIMEOUT=$unit_timeout "$suite/run-units.sh" 127.0.0.1 "$port" "$u" 2>&1)
+		# runtest's own listening port (21079 and up) can be taken by another run of the
+		# suite on the machine between its check and its bind: try again, once
+		if grep -q "couldn't open socket: address already in use" "$logs/${u//\//_}.log" 2>/dev/null; then
+			sleep 2
+			out=$(TCL_LOGS=$logs TCL_UNIT_TIMEOUT=$unit_timeout "$suite/run-units.sh" 127.0.0.1 "$port" "$u" 2>&1)
+		fi
 		line=$(grep -E "^$u ok=" <<<"$out" | tail -1)
 		ok=$(sed -E 's/.* ok=([0-9]+).*/\1/' <<<"$line")
 		err=$(sed -E 's/.* err=([0-9]+).*/\1/' <<<"$line")
