@@ -123,7 +123,11 @@ func (x *Ctx) functionRestore(f *functionLibs) {
 			return
 		}
 	}
-	if errMsg := f.restore(x.args[2], policy); errMsg != "" {
+	timeout := functionLoadTimeout
+	if x.s.loading {
+		timeout = 0
+	}
+	if errMsg := f.restore(x.args[2], policy, timeout); errMsg != "" {
 		x.err(errMsg)
 		return
 	}

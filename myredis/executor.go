@@ -59,6 +59,7 @@ func (s *Server) submit(fn func()) {
 // runBatch executes the client's pending commands, appending replies to c.out.
 // It stops early when a command blocks; the rest wait in c.pending.
 func (s *Server) runBatch(c *Client) {
+	s.lruClock = s.clock.Now().UnixMilli() // the access time of every key this batch reads
 	if c.busyExecAbort.Swap(false) { // its EXEC was answered EXECABORT (BUSY)
 		s.discard(c)
 		s.unwatchAll(c)
@@ -89,7 +90,6 @@ func (s *Server) runBatch(c *Client) {
 	if c.batchBlocked {
 		c.batchDeadline = c.blocked.deadline
 	}
-	s.lruClock = s.clock.Now().UnixMilli()
 	c.lastActive.Store(s.lruClock)
 	if c.guard != nil {
 		c.guard.authed.Store(c.authed) // the guard limits requests until AUTH

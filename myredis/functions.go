@@ -533,8 +533,10 @@ func parseDump(b []byte) ([]string, bool) {
 }
 
 // restore loads the libraries of a payload under policy "append", "replace" or
-// "flush", all or nothing. The error is the reply text.
-func (f *functionLibs) restore(payload []byte, policy string) string {
+// "flush", all or nothing. Each library's load run has the timeout FUNCTION LOAD
+// has (Redis has none here; a crafted payload would hold the executor). The
+// error is the reply text.
+func (f *functionLibs) restore(payload []byte, policy string, timeout time.Duration) string {
 	codes, ok := parseDump(payload)
 	if !ok {
 		return "ERR DUMP payload version or checksum are wrong"
@@ -542,7 +544,7 @@ func (f *functionLibs) restore(payload []byte, policy string) string {
 	var libs []*funcLib
 	seen := map[string]bool{}
 	for _, code := range codes {
-		lib, errMsg := f.compileLibrary(code, 0)
+		lib, errMsg := f.compileLibrary(code, timeout)
 		if errMsg != "" {
 			return errMsg
 		}

@@ -3,6 +3,7 @@ package myredis
 import (
 	"strconv"
 	"testing"
+	"time"
 )
 
 // TestFunctionsSurviveRestartAndRewrite: libraries are in the AOF, loaded again at
@@ -115,4 +116,23 @@ func FuzzFunctionDump(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestFunctionRestoreHasTheLoadTimeout: a payload whose library never finishes
+// loading is refused after the timeout instead of holding the executor.
+func TestFunctionRestoreHasTheLoadTimeout(t *testing.T) {
+	s := New(DefaultConfig(), WithLogger(quietLogger()))
+	defer s.Close()
+	var errMsg string
+	s.submit(func() {
+		f := s.functionLibs()
+		spin := &funcLib{name: "x", code: "#!lua name=x\nwhile true do end"}
+		f.libs["x"] = spin // only for dump(): a library that could never load
+		payload := f.dump()
+		f.flush()
+		errMsg = f.restore(payload, "append", 50*time.Millisecond)
+	})
+	if errMsg != "ERR Error registering functions: ERR FUNCTION LOAD timeout" {
+		t.Fatalf("restore of a looping library = %q", errMsg)
+	}
 }

@@ -47,7 +47,7 @@ type Server struct {
 	hooks    []func(db *DB, args [][]byte) // propagation listeners (AOF)
 	par      dataLock                      // --workers N > 1 only (workers.go)
 
-	lruClock     int64                        // unix ms, renewed after each batch: keys' access time
+	lruClock     int64                        // unix ms, renewed as each batch starts: keys' access time
 	beforeSwapDB func(db1, db2 *DB)           // during an AOF rewrite: SWAPDB is about to run
 	functionsPtr atomic.Pointer[functionLibs] // FUNCTION LOAD's libraries (functions.go)
 	lua          *luaEngine                   // created by the first script
