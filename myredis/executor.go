@@ -60,7 +60,7 @@ func (s *Server) submit(fn func()) {
 // It stops early when a command blocks; the rest wait in c.pending.
 func (s *Server) runBatch(c *Client) {
 	s.lruClock = s.clock.Now().UnixMilli() // the access time of every key this batch reads
-	if c.busyExecAbort.Swap(false) { // its EXEC was answered EXECABORT (BUSY)
+	if c.busyExecAbort.Swap(false) {       // its EXEC was answered EXECABORT (BUSY)
 		s.discard(c)
 		s.unwatchAll(c)
 	}
