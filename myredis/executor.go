@@ -59,8 +59,9 @@ func (s *Server) submit(fn func()) {
 // runBatch executes the client's pending commands, appending replies to c.out.
 // It stops early when a command blocks; the rest wait in c.pending.
 func (s *Server) runBatch(c *Client) {
-	s.lruClock = s.clock.Now().UnixMilli() // the access time of every key this batch reads
-	if c.busyExecAbort.Swap(false) {       // its EXEC was answered EXECABORT (BUSY)
+	// the access time of every key this batch reads (OBJECT IDLETIME)
+	s.lruClock = s.clock.Now().UnixMilli()
+	if c.busyExecAbort.Swap(false) { // its EXEC was answered EXECABORT (BUSY)
 		s.discard(c)
 		s.unwatchAll(c)
 	}
