@@ -1,10 +1,10 @@
 GO ?= go
 BIN := bin
 
-.PHONY: help build run test test-race compat bench fuzz lint
+.PHONY: help build run test test-race compat compat-tcl compat-tcl-ratchet bench fuzz lint
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-20s %s\n", $$1, $$2}'
 
 build: ## build every binary into bin/
 	$(GO) build -o $(BIN)/ ./cmd/...
@@ -27,6 +27,12 @@ test-race: ## run the concurrency-heavy MyRedis tests under -race
 
 compat: build ## compare MyRedis and real Redis with redis-benchmark
 	bash scripts/compare-redis.sh
+
+compat-tcl: ## Redis's own test suite (REDIS_TESTS, default ../shared/redis-tests), a fresh MyRedis per unit; table of passes
+	bash scripts/compat-tcl.sh
+
+compat-tcl-ratchet: ## compat-tcl, failing when a unit passes fewer tests than scripts/compat-tcl-ratchet.txt
+	RATCHET=1 bash scripts/compat-tcl.sh
 
 bench: build ## short run of every bench scenario (under 5 minutes); tables on stdout, reports in bench/results/
 	$(BIN)/bench all --short --out bench/results

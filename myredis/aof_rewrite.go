@@ -67,6 +67,8 @@ type rewrite struct {
 	err     error              // a value the rewrite cannot write
 	aborted bool
 	dirty   int64 // s.dirty at t0
+	// functions are FUNCTION LOAD commands for the libraries at t0, written first
+	functions []byte
 }
 
 // snapItem is one key's state at t0.
@@ -85,10 +87,11 @@ func (a *aof) startRewrite() error {
 		return errRewriteRunning
 	}
 	a.flush() // the writes so far belong to the old data, not to the buffer
-	rw := &rewrite{touched: make(map[dbKey]struct{}), dirty: a.s.dirty}
+	rw := &rewrite{touched: make(map[dbKey]struct{}), dirty: a.s.dirty, functions: a.s.functionsRewrite()}
 	a.rw, a.rewriting, a.rewriteStarted = rw, true, time.Now()
 	a.selected = -1 // the buffer starts with a SELECT
 	a.s.beforeWrite = a.beforeWrite
+	a.s.beforeSwapDB = a.captureBeforeSwap
 	a.s.log.Info("aof rewrite started", "keys", a.keyCount())
 	go func() {
 		err := a.rewriteInBackground(rw)
@@ -108,18 +111,42 @@ func (a *aof) keyCount() int {
 // beforeWrite captures the t0 state of the keys a write command is about to change.
 // Runs on the executor, during a rewrite.
 func (a *aof) beforeWrite(x *Ctx) {
-	rw := a.rw
 	for _, k := range x.cmd.keys(x.args) {
-		dk := dbKey{x.db, string(k)}
-		if _, ok := rw.touched[dk]; ok {
-			continue
+		a.captureBeforeWrite(dbKey{x.db, string(k)})
+	}
+	for _, dk := range crossDBKeys(x) {
+		a.captureBeforeWrite(dk)
+	}
+}
+
+// captureBeforeSwap captures every key of two databases SWAPDB is about to exchange.
+func (a *aof) captureBeforeSwap(db1, db2 *DB) {
+	pairs := [][2]*DB{{db1, db2}, {db2, db1}}
+	for _, pair := range pairs {
+		for _, key := range pair[0].keys {
+			a.captureBeforeWrite(dbKey{pair[0], key})
 		}
-		rw.touched[dk] = struct{}{}
-		switch {
-		case a.finishSlicing(rw, dk):
-		case x.db.id >= rw.dbIdx: // not scanned yet, or being scanned
-			a.capture(rw, x.db, dk.key, true)
+	}
+	// after the swap each key is in the other database: its t0 state is the one
+	// just captured, so the scan must not take it again there
+	for _, pair := range pairs {
+		for _, key := range pair[0].keys {
+			a.rw.touched[dbKey{pair[1], key}] = struct{}{}
 		}
+	}
+}
+
+// captureBeforeWrite captures dk's t0 state the first time it is about to change.
+func (a *aof) captureBeforeWrite(dk dbKey) {
+	rw := a.rw
+	if _, ok := rw.touched[dk]; ok {
+		return
+	}
+	rw.touched[dk] = struct{}{}
+	switch {
+	case a.finishSlicing(rw, dk):
+	case dk.db.id >= rw.dbIdx: // not scanned yet, or being scanned
+		a.capture(rw, dk.db, dk.key, true)
 	}
 }
 
@@ -289,6 +316,7 @@ func (a *aof) rewriteInBackground(rw *rewrite) error {
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
 	enc := rewriteEncoder{selected: -1}
+	bw.Write(rw.functions)
 	for {
 		var items []snapItem
 		var done bool
@@ -348,6 +376,7 @@ func (a *aof) queueSwitch(sw *fileSwitch) {
 	}
 	a.rw = nil
 	a.s.beforeWrite = nil
+	a.s.beforeSwapDB = nil
 	a.mu.Lock()
 	a.sw, a.swMark = sw, len(a.pending)
 	a.mu.Unlock()
@@ -362,6 +391,7 @@ func (a *aof) rewriteDone(rw *rewrite, err error) {
 	if a.rw == rw {
 		a.rw = nil
 		a.s.beforeWrite = nil
+		a.s.beforeSwapDB = nil
 	}
 	a.rewriting = false
 	a.rewrites++
@@ -388,6 +418,7 @@ func (a *aof) abortRewrite() {
 		a.rw.aborted = true
 		a.rw = nil
 		a.s.beforeWrite = nil
+		a.s.beforeSwapDB = nil
 	}
 }
 
@@ -422,7 +453,7 @@ func (a *aof) saveNow() error {
 	start := time.Now()
 	a.flush()
 	a.selected = -1
-	rw := &rewrite{touched: make(map[dbKey]struct{})}
+	rw := &rewrite{touched: make(map[dbKey]struct{}), functions: a.s.functionsRewrite()}
 	for _, db := range a.s.dbs {
 		db.scan(0, db.Size()+1, func(key string) { a.capture(rw, db, key, true) })
 	}
@@ -436,6 +467,7 @@ func (a *aof) saveNow() error {
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
 	enc := rewriteEncoder{selected: -1}
+	bw.Write(rw.functions)
 	for _, it := range rw.items {
 		bw.Write(enc.append(it))
 	}

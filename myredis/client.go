@@ -36,6 +36,13 @@ type Client struct {
 	// busyRejected: the connection answered commands BUSY (while a script ran
 	// too long); if they belonged to a MULTI, its EXEC must abort
 	busyRejected atomic.Bool
+	// busyExecAbort: the connection answered an EXEC with EXECABORT (BUSY); the
+	// executor discards the transaction before the client's next batch
+	busyExecAbort atomic.Bool
+	// busyMulti: the connection answered MULTI itself (allowed while busy, as in
+	// Redis); the executor opens the transaction before the client's next batch.
+	// inMulti mirrors multi != nil for the connection goroutine.
+	busyMulti, inMulti atomic.Bool
 
 	// executor-owned
 	db         *DB

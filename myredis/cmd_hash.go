@@ -66,9 +66,11 @@ func (x *Ctx) entryHash(e *entry) (*hashValue, bool) {
 func (x *Ctx) modifyHash(key string, h *hashValue) *hashValue {
 	if h == nil {
 		h = newHash()
+		h.lim = x.s.limits()
 		x.db.add(key, h)
 		return h
 	}
+	h.lim = x.s.limits()
 	x.db.touch(key)
 	return h
 }

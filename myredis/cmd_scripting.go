@@ -100,7 +100,7 @@ func cmdScript(x *Ctx) {
 	case "kill":
 		// Run here, on the executor, no script is running: while one runs, a
 		// connection goroutine answers SCRIPT KILL itself (see answerBusy).
-		if msg := x.s.scriptGuard.kill(); msg != "" {
+		if msg := x.s.scriptGuard.kill(false); msg != "" {
 			x.err(msg)
 			return
 		}
@@ -172,18 +172,47 @@ func (s *Server) answerBusy(c *Client) []byte {
 		case ct.name == "shutdown":
 			s.answerBusyShutdown(c, args)
 			continue
-		case sub != nil && sub.name == "script|kill":
-			if msg := s.scriptGuard.kill(); msg != "" {
+		case sub != nil && (sub.name == "script|kill" || sub.name == "function|kill"):
+			if msg := s.scriptGuard.kill(sub.name == "function|kill"); msg != "" {
 				c.out.Error(msg)
 			} else {
 				c.out.OK()
 			}
 			continue
+		case sub != nil && sub.name == "function|stats":
+			s.writeFunctionStats(&c.out)
+			continue
+		case ct.name == "exec":
+			// As Redis rejects EXEC: the transaction is discarded, and says why.
+			c.out.Error(msgExecAbortBecause + s.busyMessage())
+			c.busyExecAbort.Store(true)
+			c.busyMulti.Store(false)    // a MULTI answered during this wait ends here too
+			c.busyRejected.Store(false) // what it lost to BUSY went with it
+			continue
+		case ct.name == "multi":
+			// MULTI is allowed while busy (Redis's CMD_ALLOW_BUSY): answered here,
+			// opened by the executor before the client's next batch.
+			if c.inMulti.Load() && !c.busyExecAbort.Load() || c.busyMulti.Load() {
+				c.out.Error(msgNestedMulti)
+			} else {
+				c.out.OK()
+				c.busyMulti.Store(true)
+			}
+			continue
 		default:
-			c.out.Error(msgBusy)
+			c.out.Error(s.busyMessage())
 		}
 		c.busyRejected.Store(true)
 	}
 	c.cmds = c.cmds[:0]
 	return c.out.Bytes()
+}
+
+// busyMessage is the BUSY error for the kind of script that runs: an EVAL can be
+// stopped by SCRIPT KILL, a function by FUNCTION KILL.
+func (s *Server) busyMessage() string {
+	if s.scriptGuard.isFunction() {
+		return msgBusyFunction
+	}
+	return msgBusy
 }

@@ -228,6 +228,7 @@ func (s *Server) configParams() map[string]func() string {
 	for name, get := range s.moreConfigParams() { // config_more.go
 		params[name] = get
 	}
+	c.Enc.params(params) // encoding.go
 	return params
 }
 
@@ -485,7 +486,7 @@ func infoMemory(s *Server) [][2]string {
 	runtime.ReadMemStats(&m)
 	s.notePeak(m.HeapAlloc) // stats.go
 	rss := processRSS()
-	return [][2]string{
+	return append([][2]string{
 		{"used_memory", itoa(int64(m.HeapAlloc))},
 		{"used_memory_human", humanBytes(m.HeapAlloc)},
 		{"used_memory_rss", itoa(int64(rss))},
@@ -498,7 +499,7 @@ func infoMemory(s *Server) [][2]string {
 		{"mem_fragmentation_ratio", fmt.Sprintf("%.2f", float64(rss)/float64(max(m.HeapAlloc, 1)))},
 		{"mem_fragmentation_bytes", itoa(int64(rss) - int64(m.HeapAlloc))},
 		{"mem_allocator", "go"},
-	}
+	}, s.scriptsInfo()...)
 }
 
 func humanBytes(n uint64) string {

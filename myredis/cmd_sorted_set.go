@@ -14,7 +14,7 @@ import (
 // executor goroutine; each validates all of its arguments before it changes
 // anything, so a command that fails leaves the data as it was.
 func commandsSortedSet() []*command {
-	return []*command{
+	return append(zmpopCommands(), []*command{
 		{name: "zadd", arity: -4, flags: flagWrite, fn: cmdZadd, firstKey: 1, lastKey: 1},
 		{name: "zincrby", arity: 4, flags: flagWrite, fn: cmdZincrby, firstKey: 1, lastKey: 1},
 		{name: "zrem", arity: -3, flags: flagWrite, fn: cmdZrem, firstKey: 1, lastKey: 1},
@@ -48,7 +48,7 @@ func commandsSortedSet() []*command {
 		{name: "zinter", arity: -3, flags: flagReadonly, fn: zsetOpCmd(opInter, false, false)},
 		{name: "zdiff", arity: -3, flags: flagReadonly, fn: zsetOpCmd(opDiff, false, false)},
 		{name: "zintercard", arity: -3, flags: flagReadonly, fn: zsetOpCmd(opInter, false, true)},
-	}
+	}...)
 }
 
 func (z *zset) typeName() string { return "zset" }
@@ -844,14 +844,6 @@ func cmdZrandmember(x *Ctx) {
 	}
 }
 
-// zscanSmall is the size up to which Redis keeps a sorted set as a listpack
-// (zset-max-listpack-entries, zset-max-listpack-value), which ZSCAN returns in one
-// reply whatever the COUNT.
-const (
-	zscanSmallLen    = 128
-	zscanSmallMember = 64
-)
-
 // cmdZscan is ZSCAN key cursor [MATCH pattern] [COUNT count]. The cursor is a
 // rank: members are returned in order, COUNT at a time. A member removed from
 // below the cursor between calls shifts the ranks, so a member may then be
@@ -879,7 +871,7 @@ func cmdZscan(x *Ctx) {
 	}
 	var items []zItem
 	next := uint64(0)
-	if isSmallZSet(z) {
+	if isSmallZSet(z, x.s.limits()) {
 		items = z.Items(0, z.Len(), false)
 	} else if cursor < uint64(z.Len()) {
 		start := int(cursor)
@@ -897,13 +889,16 @@ func cmdZscan(x *Ctx) {
 	x.replyItems(items, true)
 }
 
-func isSmallZSet(z *zset) bool {
-	if z.Len() > zscanSmallLen {
+// isSmallZSet reports whether Redis would keep z as a listpack: within
+// zset-max-listpack-entries members of at most zset-max-listpack-value bytes.
+// ZSCAN returns such a set in one reply whatever the COUNT.
+func isSmallZSet(z *zset, l *EncodingLimits) bool {
+	if int64(z.Len()) > l.ZSetEntries {
 		return false
 	}
 	small := true
 	z.Range(0, z.Len(), false, func(it zItem) bool {
-		small = len(it.member) <= zscanSmallMember
+		small = int64(len(it.member)) <= l.ZSetValue
 		return small
 	})
 	return small

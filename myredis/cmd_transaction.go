@@ -42,6 +42,7 @@ func cmdMulti(x *Ctx) {
 	}
 	x.c.spareMulti = nil
 	x.c.multi = m
+	x.c.inMulti.Store(true)
 	x.ok()
 }
 
@@ -57,7 +58,10 @@ func cmdDiscard(x *Ctx) {
 	x.ok()
 }
 
-func (s *Server) discard(c *Client) { c.multi = nil }
+func (s *Server) discard(c *Client) {
+	c.multi = nil
+	c.inMulti.Store(false)
+}
 
 // recycle keeps a finished transaction's queue for the client's next MULTI.
 func (c *Client) recycle(m *multiState) {

@@ -29,6 +29,9 @@ type command struct {
 	firstKey, lastKey, step int
 	// keysFn, when set, finds the keys instead (SORT's STORE destination).
 	keysFn func(args [][]byte) [][]byte
+	// numKeysAt, when set, is the position of a numkeys argument followed by
+	// that many keys (FCALL), instead of firstKey..lastKey.
+	numKeysAt int
 	// subs are a container command's subcommands by lower-case name, each with its
 	// own arity (and fn, flags: the container's unless set). call resolves the
 	// subcommand before checking arity, so "CLIENT LIST x" is refused as Redis
@@ -119,6 +122,9 @@ func (c *command) keys(args [][]byte) [][]byte {
 	if c.keysFn != nil {
 		return c.keysFn(args)
 	}
+	if c.numKeysAt > 0 {
+		return numKeysArgs(args, c.numKeysAt)
+	}
 	if c.firstKey == 0 || len(args) <= c.firstKey {
 		return nil
 	}
@@ -132,6 +138,18 @@ func (c *command) keys(args [][]byte) [][]byte {
 		keys = append(keys, args[i])
 	}
 	return keys
+}
+
+// numKeysArgs are the keys after a numkeys argument at position at.
+func numKeysArgs(args [][]byte, at int) [][]byte {
+	if len(args) <= at {
+		return nil
+	}
+	n, ok := parseRedisInt(args[at])
+	if !ok || n < 0 || n > int64(len(args)-at-1) {
+		return nil
+	}
+	return args[at+1 : at+1+int(n)]
 }
 
 // buildCommandTable gathers every command group.
@@ -173,6 +191,8 @@ var commandGroups = []func() []*command{
 	commandsShutdown,
 	commandsPersistence,
 	commandsDump,
+	commandsKeyspace,
+	commandsFunctions,
 }
 
 // errUnknownCommand is Redis's reply to a command name it does not know. Like

@@ -59,6 +59,9 @@ type Config struct {
 	Unsupported  []string
 	saveSet      bool // save was set (a file's first save line replaces the default)
 	keepAliveSet bool // tcp-keepalive was set (0 turns it off)
+	// Enc are the encoding settings (hash-max-listpack-entries, ...: encoding.go).
+	Enc     EncodingLimits
+	encInit bool // Enc holds at least the defaults
 }
 
 // hllSparseMaxBytes is the effective hll-sparse-max-bytes.
@@ -138,6 +141,7 @@ func (c *Config) fillDefaults() {
 	if c.ActiveExpireEffort == 0 {
 		c.ActiveExpireEffort = 1
 	}
+	c.initEncoding()
 	if !c.keepAliveSet {
 		c.TCPKeepAlive = 300
 	}
@@ -146,6 +150,12 @@ func (c *Config) fillDefaults() {
 	}
 	if c.MaxMemPolicy == "" {
 		c.MaxMemPolicy = "noeviction"
+	}
+}
+
+func (c *Config) initEncoding() {
+	if !c.encInit {
+		c.Enc, c.encInit = defaultEncodingLimits, true
 	}
 }
 
@@ -232,6 +242,10 @@ func (c *Config) Set(name, val string) error {
 	case "active-expire-effort":
 		c.ActiveExpireEffort, err = intInRange(val, 1, 10)
 	default:
+		c.initEncoding()
+		if err := c.Enc.set(name, val); err != errUnknownOption {
+			return err
+		}
 		return c.setMore(strings.ToLower(name), val) // config_more.go
 	}
 	var numErr *strconv.NumError

@@ -8,8 +8,9 @@ import (
 // entry is one key's value. val is []byte for a string and *zset for a sorted set.
 // pos is the key's index in DB.keys (see scan).
 type entry struct {
-	val any
-	pos int
+	val    any
+	pos    int
+	access int64 // unix ms of the last access, as of the server's lruClock (OBJECT IDLETIME)
 }
 
 // DB is one numbered keyspace. Every method runs on the executor goroutine.
@@ -48,6 +49,15 @@ func (db *DB) lookup(key string) *entry {
 	if db.s.par.on { // --workers mode: one lock per primitive (workers.go)
 		defer db.s.par.hold()()
 	}
+	e := db.peek(key)
+	if e != nil {
+		e.access = db.s.lruClock
+	}
+	return e
+}
+
+// peek is lookup without counting an access (OBJECT).
+func (db *DB) peek(key string) *entry {
 	e := db.dict[key]
 	if e == nil {
 		return nil
@@ -92,7 +102,7 @@ func (db *DB) add(key string, val any) {
 }
 
 func (db *DB) insert(key string, val any) {
-	db.dict[key] = &entry{val: val, pos: len(db.keys)}
+	db.dict[key] = &entry{val: val, pos: len(db.keys), access: db.s.lruClock}
 	db.keys = append(db.keys, key)
 	db.touch(key)
 }
@@ -109,6 +119,7 @@ func (db *DB) set(key string, val any, keepTTL bool) {
 			db.dict[key] = e
 		}
 		e.val = val
+		e.access = db.s.lruClock
 		if !keepTTL {
 			delete(db.expires, key)
 		}

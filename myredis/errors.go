@@ -86,6 +86,7 @@ const (
 	msgShebangFlag            = "ERR Unexpected flag in script shebang: %s"
 	msgShebangOption          = "ERR Unknown lua shebang option: %s"
 	msgBusy                   = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+	msgBusyFunction           = "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
 	msgNotBusy                = "NOTBUSY No scripts in execution right now."
 	msgUnkillable             = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."
 	msgScriptFlushOption      = "ERR SCRIPT FLUSH only support SYNC|ASYNC option"

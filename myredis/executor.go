@@ -76,6 +76,16 @@ func (s *Server) submit(fn func()) {
 // runBatch executes the client's pending commands, appending replies to c.out.
 // It stops early when a command blocks; the rest wait in c.pending.
 func (s *Server) runBatch(c *Client) {
+	// the access time of every key this batch reads (OBJECT IDLETIME)
+	s.lruClock = s.clock.Now().UnixMilli()
+	if c.busyExecAbort.Swap(false) { // its EXEC was answered EXECABORT (BUSY)
+		s.discard(c)
+		s.unwatchAll(c)
+	}
+	if c.busyMulti.Swap(false) && c.multi == nil { // its MULTI was answered OK while busy
+		c.multi = &multiState{}
+		c.inMulti.Store(true)
+	}
 	if c.busyRejected.Swap(false) && c.multi != nil {
 		c.multi.failed = true // commands of the transaction were answered BUSY
 	}
@@ -98,7 +108,7 @@ func (s *Server) runBatch(c *Client) {
 	if c.batchBlocked {
 		c.batchDeadline = c.blocked.deadline
 	}
-	c.lastActive.Store(s.clock.Now().UnixMilli())
+	c.lastActive.Store(s.lruClock) // the batch's clock reading (runBatch's start)
 	c.replyMem = int64(cap(c.out.Bytes()) + cap(c.blockOut.Bytes()))
 	if c.guard != nil {
 		c.guard.authed.Store(c.authed) // the guard limits requests until AUTH

@@ -28,6 +28,11 @@ var keynumSpecs = map[string]keynumSpec{
 	"zinter":      {numIdx: 1},
 	"zdiff":       {numIdx: 1},
 	"zintercard":  {numIdx: 1},
+	"zmpop":       {numIdx: 1},
+	"bzmpop":      {numIdx: 2},
+	"sintercard":  {numIdx: 1},
+	"fcall":       {numIdx: 2, noMandatoryKeys: true},
+	"fcall_ro":    {numIdx: 2, noMandatoryKeys: true},
 }
 
 // commandGetKeys answers COMMAND GETKEYS for the command line args. Runs on the executor.

@@ -13,7 +13,7 @@ import (
 // Order. HGETALL, HKEYS, HVALS, HSCAN and HRANDFIELD return fields in the order they
 // were added: setting an existing field keeps its place, deleting and adding it again
 // moves it to the end. A small Redis hash (a listpack) keeps the same order, so for
-// hashes within Redis's listpack limits (hashListpackEntries, hashListpackValue) the
+// hashes within Redis's listpack limits (hash-max-listpack-entries and -value) the
 // replies are Redis's byte for byte; a bigger Redis hash is a hash table with no
 // useful order, while this one stays in insertion order.
 //
@@ -29,9 +29,10 @@ import (
 type hashValue struct {
 	index   map[string]int // field -> position in slots
 	slots   []hashSlot
-	holes   int    // deleted slots still in slots
-	nextSeq uint64 // sequence number of the next added field; starts at 1
-	big     bool   // has outgrown Redis's listpack limits (sticky, as Redis's conversion)
+	holes   int             // deleted slots still in slots
+	nextSeq uint64          // sequence number of the next added field; starts at 1
+	big     bool            // has outgrown Redis's listpack limits (sticky, as Redis's conversion)
+	lim     *EncodingLimits // the server's hash-max-listpack-* (nil: Redis's defaults)
 }
 
 type hashSlot struct {
@@ -41,12 +42,15 @@ type hashSlot struct {
 	hole  bool
 }
 
-// Redis 7.0's defaults for hash-max-listpack-entries and hash-max-listpack-value:
-// within them a Redis hash is a listpack, which HSCAN returns whole in one call.
-const (
-	hashListpackEntries = 512
-	hashListpackValue   = 64
-)
+// limits are hash-max-listpack-entries and -value: within them a Redis hash is a
+// listpack, which HSCAN returns whole in one call.
+func (h *hashValue) limits() (entries, value int64) {
+	l := h.lim
+	if l == nil {
+		l = &defaultEncodingLimits
+	}
+	return l.HashEntries, l.HashValue
+}
 
 func newHash() *hashValue {
 	return &hashValue{index: make(map[string]int), nextSeq: 1}
@@ -70,7 +74,8 @@ func (h *hashValue) get(field []byte) ([]byte, bool) {
 // set stores val under field and reports whether the field is new. The hash keeps
 // val: the caller must not change it afterwards.
 func (h *hashValue) set(field, val []byte) (added bool) {
-	if len(field) > hashListpackValue || len(val) > hashListpackValue {
+	maxEntries, maxValue := h.limits()
+	if int64(len(field)) > maxValue || int64(len(val)) > maxValue {
 		h.big = true
 	}
 	if i, ok := h.index[string(field)]; ok {
@@ -81,7 +86,7 @@ func (h *hashValue) set(field, val []byte) (added bool) {
 	h.index[f] = len(h.slots)
 	h.slots = append(h.slots, hashSlot{field: f, val: val, seq: h.nextSeq})
 	h.nextSeq++
-	if len(h.index) > hashListpackEntries {
+	if int64(len(h.index)) > maxEntries {
 		h.big = true
 	}
 	return true

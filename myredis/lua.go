@@ -409,12 +409,30 @@ func sha1hex(b []byte) string {
 // run executes a compiled script for the command in x, writing its reply to x.w.
 // It runs on the executor goroutine, start to finish, with the clock stopped.
 func (e *luaEngine) run(x *Ctx, sc *luaScript, keys, argv [][]byte, readOnly bool) {
-	s, L := e.s, e.L
-	e.client.db = x.db
-	e.readOnly = readOnly || sc.noWrites
-	e.wrote = false
 	e.globals.RawSetString("KEYS", e.array(keys, &e.emptyKeys))
 	e.globals.RawSetString("ARGV", e.array(argv, &e.emptyArgv))
+	e.invoke(x, runningScript{name: "f_" + sc.sha, errName: sc.sha}, readOnly || sc.noWrites, func() int {
+		e.L.Push(sc.fn)
+		return 0
+	})
+}
+
+// runningScript names what runs for error replies, SCRIPT/FUNCTION KILL and
+// FUNCTION STATS.
+type runningScript struct {
+	name     string // FUNCTION STATS: the function, or f_<sha1> for EVAL
+	errName  string // in error replies: the function, or the sha1
+	function bool   // FCALL: only FUNCTION KILL stops it, only SCRIPT KILL an EVAL
+}
+
+// invoke calls what push puts on the stack (the function, then its arguments,
+// returning their count) as the command in x, writing its reply to x.w. Runs on
+// the executor goroutine, start to finish, with the clock stopped.
+func (e *luaEngine) invoke(x *Ctx, rs runningScript, readOnly bool, push func() int) {
+	s, L := e.s, e.L
+	e.client.db = x.db
+	e.readOnly = readOnly
+	e.wrote = false
 
 	// SCRIPT KILL cancels this context; gopher-lua checks it before every
 	// instruction. It is reused until it is cancelled or a coroutine made a
@@ -429,13 +447,14 @@ func (e *luaEngine) run(x *Ctx, sc *luaScript, keys, argv [][]byte, readOnly boo
 	}
 	s.scriptTimeMs = s.clock.Now().UnixMilli()
 	s.scriptGuard.begin(e.cancel)
+	s.scriptGuard.describe(rs, x.args)
 	wrap := !x.inMulti // inside EXEC the whole transaction is already one unit
 	if wrap {
 		s.wrapPropagation(true)
 	}
 
-	L.Push(sc.fn)
-	err := L.PCall(0, 1, e.handler)
+	nargs := push()
+	err := L.PCall(nargs, 1, e.handler)
 
 	if wrap {
 		s.wrapPropagation(false)
@@ -444,7 +463,7 @@ func (e *luaEngine) run(x *Ctx, sc *luaScript, keys, argv [][]byte, readOnly boo
 	s.scriptTimeMs = 0
 
 	if err != nil {
-		e.writeError(x.w, sc.sha, err)
+		e.writeError(x.w, rs.errName, err)
 	} else {
 		e.writeReply(x.w, L.Get(-1), 0)
 	}
@@ -577,8 +596,8 @@ func luaErrorPosition(L *lua.LState) (string, int, bool) {
 // script is "@user_script", a loadstring chunk is its own text.
 func luaSourceName(src string) string {
 	switch src {
-	case luaChunkName:
-		return "@" + luaChunkName
+	case luaChunkName, luaFunctionChunk:
+		return "@" + src
 	case "(load)":
 		return "=(load)" // load's default chunk name
 	}

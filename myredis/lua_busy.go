@@ -30,6 +30,8 @@ type scriptGuard struct {
 	signal  atomic.Pointer[chan struct{}] // closed when busy is set, then replaced
 
 	mu       sync.Mutex
+	script   runningScript // what runs now (FUNCTION STATS, KILL)
+	command  []string      // its command line
 	running  bool
 	wrote    bool
 	killed   bool
@@ -55,6 +57,35 @@ func (g *scriptGuard) begin(cancel context.CancelFunc) {
 		g.watching = true
 		go g.watchdog()
 	}
+}
+
+// describe records what runs and the command that runs it. Executor only.
+func (g *scriptGuard) describe(rs runningScript, args [][]byte) {
+	cmd := make([]string, len(args))
+	for i, a := range args {
+		cmd[i] = string(a)
+	}
+	g.mu.Lock()
+	g.script, g.command = rs, cmd
+	g.mu.Unlock()
+}
+
+// runningInfo is FUNCTION STATS' running_script: ok false when nothing runs.
+func (g *scriptGuard) runningInfo() (rs runningScript, cmd []string, durationMs int64, ok bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.running {
+		return rs, nil, 0, false
+	}
+	start := g.startNs.Load()
+	return g.script, g.command, (time.Now().UnixNano() - start) / 1e6, true
+}
+
+// isFunction reports whether the running script is a function (FCALL).
+func (g *scriptGuard) isFunction() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.running && g.script.function
 }
 
 // end marks the script as finished. Executor only.
@@ -140,8 +171,9 @@ func (g *scriptGuard) abort() {
 	}
 }
 
-// kill is SCRIPT KILL, from any goroutine: "" for OK, else the error text.
-func (g *scriptGuard) kill() string {
+// kill is SCRIPT KILL (function false) or FUNCTION KILL (true), from any
+// goroutine: "" for OK, else the error text. Each stops only its own kind.
+func (g *scriptGuard) kill(function bool) string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	switch {
@@ -149,6 +181,10 @@ func (g *scriptGuard) kill() string {
 		return msgNotBusy
 	case g.wrote:
 		return msgUnkillable
+	case !function && g.script.function:
+		return msgBusyFunction
+	case function && !g.script.function:
+		return msgBusy
 	}
 	if !g.killed {
 		g.killed = true

@@ -15,18 +15,19 @@ import (
 // The cjson and bit libraries Redis bundles with its Lua, rewritten in Go with
 // lua-cjson's and LuaBitOp's rules for the functions scripts use.
 
-// openCjson builds the cjson table: encode, decode and the null sentinel.
+// openCjson builds the cjson table: encode, decode, the null sentinel and the
+// settings scripts use (each Lua state has its own, as each lua-cjson module).
 func openCjson(L *lua.LState) *lua.LTable {
-	null := L.NewUserData() // cjson.null: JSON null inside tables
+	cfg := &cjsonConfig{null: L.NewUserData(), encodeMaxDepth: cjsonMaxDepth, decodeMaxDepth: cjsonMaxDepth, keepBuffer: 1}
 	t := L.NewTable()
-	t.RawSetString("null", null)
+	t.RawSetString("null", cfg.null)
 	t.RawSetString("encode", L.NewFunction(func(L *lua.LState) int {
 		if L.GetTop() != 1 {
 			L.RaiseError("bad argument #1 to 'encode' (expected 1 argument)")
 		}
 		var b bytes.Buffer
-		if msg := cjsonEncode(&b, L.Get(1), null, 0); msg != "" {
-			L.RaiseError("%s", msg)
+		if msg := cjsonEncode(&b, L.Get(1), cfg, 0); msg != "" {
+			cjsonRaise(L, msg)
 		}
 		L.Push(lua.LString(b.String()))
 		return 1
@@ -35,21 +36,119 @@ func openCjson(L *lua.LState) *lua.LTable {
 		if L.GetTop() != 1 {
 			L.RaiseError("bad argument #1 to 'decode' (expected 1 argument)")
 		}
-		v, msg := cjsonDecode(L, L.CheckString(1), null)
+		v, msg := cjsonDecode(L, L.CheckString(1), cfg)
 		if msg != "" {
-			L.RaiseError("%s", msg)
+			cjsonRaise(L, msg)
 		}
 		L.Push(v)
 		return 1
 	}))
+	t.RawSetString("encode_max_depth", L.NewFunction(func(L *lua.LState) int {
+		return cjsonIntOption(L, "encode_max_depth", &cfg.encodeMaxDepth)
+	}))
+	t.RawSetString("decode_max_depth", L.NewFunction(func(L *lua.LState) int {
+		return cjsonIntOption(L, "decode_max_depth", &cfg.decodeMaxDepth)
+	}))
+	t.RawSetString("encode_invalid_numbers", L.NewFunction(func(L *lua.LState) int {
+		return cjsonEnumOption(L, "encode_invalid_numbers", &cfg.invalidNumbers, []string{"off", "on", "null"})
+	}))
+	t.RawSetString("encode_keep_buffer", L.NewFunction(func(L *lua.LState) int {
+		// lua-cjson reuses its encode buffer when on; Go's encoder keeps none,
+		// so the setting is recorded and reported, with nothing else to change
+		return cjsonEnumOption(L, "encode_keep_buffer", &cfg.keepBuffer, []string{"off", "on"})
+	}))
 	return t
+}
+
+// cjsonRaise raises msg as lua-cjson's luaL_error does: prefixed with the
+// caller's position when the caller is Lua code, bare when it is pcall.
+func cjsonRaise(L *lua.LState, msg string) {
+	where := luaWhere(L, 1)
+	if where != "" {
+		where += " "
+	}
+	L.Error(lua.LString(where+msg), 0)
+}
+
+// cjsonConfig is one cjson module's settings.
+type cjsonConfig struct {
+	null                           *lua.LUserData // cjson.null: JSON null inside tables
+	encodeMaxDepth, decodeMaxDepth int
+	invalidNumbers                 int // cjsonInvalidOff, On (nan, inf) or Null
+	keepBuffer                     int // 1: on (lua-cjson's default)
+}
+
+const (
+	cjsonInvalidOff = iota
+	cjsonInvalidOn
+	cjsonInvalidNull
+)
+
+// cjsonArgs is lua-cjson's json_arg_init: at most one argument.
+func cjsonArgs(L *lua.LState, name string) {
+	if L.GetTop() > 1 {
+		L.RaiseError("bad argument #2 to '%s' (found too many arguments)", name)
+	}
+}
+
+// cjsonIntOption is lua-cjson's json_integer_option over 1..INT_MAX: nil reads
+// the setting, an integer sets it; the current value is returned.
+func cjsonIntOption(L *lua.LState, name string, setting *int) int {
+	cjsonArgs(L, name)
+	if v := L.Get(1); v != lua.LNil {
+		n, ok := luaNumber(v)
+		if !ok {
+			L.RaiseError("bad argument #1 to '%s' (number expected, got %s)", name, v.Type().String())
+		}
+		if n < 1 || n > math.MaxInt32 {
+			L.RaiseError("bad argument #1 to '%s' (expected integer between 1 and 2147483647)", name)
+		}
+		*setting = int(n)
+	}
+	L.Push(lua.LNumber(*setting))
+	return 1
+}
+
+// cjsonEnumOption is lua-cjson's json_enum_option with a boolean for the first two
+// options: nil reads, a boolean or an option name sets; the current value is
+// returned as a boolean, or as its name past the first two.
+func cjsonEnumOption(L *lua.LState, name string, setting *int, options []string) int {
+	cjsonArgs(L, name)
+	switch v := L.Get(1).(type) {
+	case *lua.LNilType:
+	case lua.LBool:
+		*setting = 0
+		if v {
+			*setting = 1
+		}
+	default:
+		s, ok := luaIsString(v)
+		found := false
+		for i, o := range options {
+			if ok && s == o {
+				*setting, found = i, true
+			}
+		}
+		if !found {
+			if !ok {
+				L.RaiseError("bad argument #1 to '%s' (string expected, got %s)", name, v.Type().String())
+			}
+			L.RaiseError("bad argument #1 to '%s' (invalid option '%s')", name, s)
+		}
+	}
+	if *setting <= 1 {
+		L.Push(lua.LBool(*setting == 1))
+	} else {
+		L.Push(lua.LString(options[*setting]))
+	}
+	return 1
 }
 
 // cjsonMaxDepth is lua-cjson's default nesting limit for encode and decode.
 const cjsonMaxDepth = 1000
 
 // cjsonEncode appends v as JSON; it returns lua-cjson's error text on failure.
-func cjsonEncode(b *bytes.Buffer, v lua.LValue, null *lua.LUserData, depth int) string {
+func cjsonEncode(b *bytes.Buffer, v lua.LValue, cfg *cjsonConfig, depth int) string {
 	switch v := v.(type) {
 	case *lua.LNilType:
 		b.WriteString("null")
@@ -62,19 +161,25 @@ func cjsonEncode(b *bytes.Buffer, v lua.LValue, null *lua.LUserData, depth int) 
 	case lua.LNumber:
 		f := float64(v)
 		if math.IsInf(f, 0) || math.IsNaN(f) {
-			return "Cannot serialise number: must not be NaN or Inf"
+			switch cfg.invalidNumbers {
+			case cjsonInvalidOff:
+				return "Cannot serialise number: must not be NaN or Inf"
+			case cjsonInvalidNull:
+				b.WriteString("null")
+				return ""
+			}
 		}
 		b.WriteString(luaNumberString(f))
 	case lua.LString:
 		cjsonString(b, string(v))
 	case *lua.LUserData:
-		if v != null {
+		if v != cfg.null {
 			return "Cannot serialise userdata: type not supported"
 		}
 		b.WriteString("null")
 	case *lua.LTable:
 		depth++
-		if depth > cjsonMaxDepth {
+		if depth > cfg.encodeMaxDepth {
 			return "Cannot serialise, excessive nesting (" + strconv.Itoa(depth) + ")"
 		}
 		n, isArray, msg := cjsonArrayLength(v)
@@ -87,7 +192,7 @@ func cjsonEncode(b *bytes.Buffer, v lua.LValue, null *lua.LUserData, depth int) 
 				if i > 1 {
 					b.WriteByte(',')
 				}
-				if msg := cjsonEncode(b, v.RawGetInt(i), null, depth); msg != "" {
+				if msg := cjsonEncode(b, v.RawGetInt(i), cfg, depth); msg != "" {
 					return msg
 				}
 			}
@@ -115,7 +220,7 @@ func cjsonEncode(b *bytes.Buffer, v lua.LValue, null *lua.LUserData, depth int) 
 				return
 			}
 			b.WriteByte(':')
-			failed = cjsonEncode(b, val, null, depth)
+			failed = cjsonEncode(b, val, cfg, depth)
 		})
 		if failed != "" {
 			return failed
@@ -195,8 +300,8 @@ func cjsonString(b *bytes.Buffer, s string) {
 // cjsonDecode parses one JSON value into Lua values (null -> cjson.null) with
 // lua-cjson's tokens and error texts ("Expected value but found T_END at
 // character 1").
-func cjsonDecode(L *lua.LState, s string, null *lua.LUserData) (lua.LValue, string) {
-	p := &cjsonParser{L: L, s: s, null: null}
+func cjsonDecode(L *lua.LState, s string, cfg *cjsonConfig) (lua.LValue, string) {
+	p := &cjsonParser{L: L, s: s, null: cfg.null, maxDepth: cfg.decodeMaxDepth}
 	p.next()
 	v := p.value(0)
 	if p.err == "" {
@@ -236,6 +341,8 @@ type cjsonParser struct {
 	s    string
 	pos  int
 	null *lua.LUserData
+	// maxDepth is cjson.decode_max_depth
+	maxDepth int
 
 	tok    cjsonToken
 	at     int // where the token starts
@@ -261,7 +368,7 @@ func (p *cjsonParser) value(depth int) lua.LValue {
 	case cjsonStr, cjsonNum, cjsonBool, cjsonNull:
 		return p.val
 	case cjsonObjBegin, cjsonArrBegin:
-		if depth+1 > cjsonMaxDepth {
+		if depth+1 > p.maxDepth {
 			if p.err == "" {
 				p.err = "Found too many nested data structures (" + strconv.Itoa(depth+1) + ") at character " + strconv.Itoa(p.at+1)
 			}

@@ -92,3 +92,31 @@ func bulkBody(t *testing.T, reply string) string {
 	}
 	return strings.TrimSuffix(body, "\r\n")
 }
+
+// TestFunctionDumpBetweenRedisAndMyRedis: FUNCTION DUMP payloads cross over.
+func TestFunctionDumpBetweenRedisAndMyRedis(t *testing.T) {
+	redistest.SkipWithoutRedis(t)
+	real := redistest.Dial(t, redistest.StartRealRedis(t))
+	mine := redistest.Dial(t, redistest.StartMyRedis(t))
+	code := "#!lua name=mylib\nredis.register_function('myfunc', function(keys, args) return args[1] .. ' from a library that is long enough to be compressed' end)"
+	for _, dir := range []struct {
+		name     string
+		from, to *redistest.Conn
+	}{{"redis to myredis", real, mine}, {"myredis to redis", mine, real}} {
+		t.Run(dir.name, func(t *testing.T) {
+			for _, c := range []*redistest.Conn{real, mine} {
+				c.Do("FUNCTION", "FLUSH")
+			}
+			if r := dir.from.Do("FUNCTION", "LOAD", code); r != "$5\r\nmylib\r\n" {
+				t.Fatalf("FUNCTION LOAD: %q", r)
+			}
+			payload := bulkBody(t, dir.from.Do("FUNCTION", "DUMP"))
+			if r := dir.to.Do("FUNCTION", "RESTORE", payload); r != redistest.OK {
+				t.Fatalf("FUNCTION RESTORE: %q", r)
+			}
+			if r := dir.to.Do("FCALL", "myfunc", "0", "hi"); !strings.Contains(r, "hi from a library") {
+				t.Fatalf("FCALL after RESTORE: %q", r)
+			}
+		})
+	}
+}

@@ -47,8 +47,11 @@ type Server struct {
 	hooks    []func(db *DB, args [][]byte) // propagation listeners (AOF)
 	par      dataLock                      // --workers N > 1 only (workers.go)
 
-	lua          *luaEngine // created by the first script
-	scriptTimeMs int64      // while a script runs, the time it started: the clock stands still
+	lruClock     int64                        // unix ms, renewed as each batch starts: keys' access time
+	beforeSwapDB func(db1, db2 *DB)           // during an AOF rewrite: SWAPDB is about to run
+	functionsPtr atomic.Pointer[functionLibs] // FUNCTION LOAD's libraries (functions.go)
+	lua          *luaEngine                   // created by the first script
+	scriptTimeMs int64                        // while a script runs, the time it started: the clock stands still
 
 	// shared with connection goroutines: BUSY replies and SCRIPT KILL
 	scriptGuard scriptGuard
@@ -117,6 +120,7 @@ func New(cfg Config, opts ...Option) *Server {
 		s.dbs[i] = newDB(s, i)
 	}
 	s.started = s.clock.Now()
+	s.lruClock = s.started.UnixMilli()
 	s.replID = randomHex(40)
 	s.runID = randomHex(40)
 	s.live.set(cfg)
