@@ -61,7 +61,7 @@ type rewrite struct {
 	dbIdx   int                // databases below dbIdx have been scanned
 	cursor  uint64             // SCAN cursor in s.dbs[dbIdx]
 	items   []snapItem         // captured, not yet taken by the rewriter
-	slicing []*zsetCapture     // large sorted sets being captured a slice per step
+	slicing []*sliceCapture    // large sorted sets and lists being captured a slice per step
 	err     error              // a value the rewrite cannot write
 	aborted bool
 	dirty   int64 // s.dirty at t0
@@ -137,12 +137,12 @@ func (a *aof) capture(rw *rewrite, db *DB, key string, whole bool) int {
 	switch v := e.val.(type) {
 	case []byte:
 		it.isString, it.str = true, v
-	case *zset:
+	case slicedValue:
 		if !whole && v.Len() > zsetSlice {
-			rw.slicing = append(rw.slicing, &zsetCapture{db: db, key: key, z: v, expireAt: at})
+			rw.slicing = append(rw.slicing, &sliceCapture{db: db, key: key, v: v, expireAt: at})
 			return 1
 		}
-		it.cmds = appendZSetRewrite(nil, key, v, 0, v.Len())
+		it.cmds = v.appendRewrite(nil, key, 0, v.Len())
 	case *hashValue:
 		it.cmds = appendHashRewrite(nil, key, v) // HMSET, 64 fields each
 	default:
@@ -153,18 +153,29 @@ func (a *aof) capture(rw *rewrite, db *DB, key string, whole bool) int {
 	return 1 + len(it.cmds)/4096
 }
 
-// Sorted sets are the one value type changed in place, so capturing one means
-// encoding it. A large one (more than zsetSlice members) is encoded zsetSlice members
-// per executor job; until it is done no write has touched it (a write would first
+// Sorted sets and lists are changed in place, so capturing one means encoding it.
+// A large one (more than zsetSlice members) is encoded zsetSlice members per
+// executor job; until it is done no write has touched it (a write would first
 // finish it: finishSlicing), so its members keep their positions between jobs.
 const zsetSlice = 8192
 
-// zsetCapture is a large sorted set being captured.
-type zsetCapture struct {
+// slicedValue is a value type captured a slice at a time (*zset, *list).
+type slicedValue interface {
+	Len() int
+	// appendRewrite encodes the members [from, to) as commands that add them.
+	appendRewrite(b []byte, key string, from, to int) []byte
+}
+
+func (z *zset) appendRewrite(b []byte, key string, from, to int) []byte {
+	return appendZSetRewrite(b, key, z, from, to)
+}
+
+// sliceCapture is a large sorted set or list being captured.
+type sliceCapture struct {
 	db       *DB
 	key      string
-	z        *zset // the value at t0, unchanged while it is being captured
-	next     int   // members [0, next) are captured
+	v        slicedValue // the value at t0, unchanged while it is being captured
+	next     int         // members [0, next) are captured
 	expireAt int64
 }
 
@@ -172,16 +183,16 @@ type zsetCapture struct {
 // the executor.
 func (a *aof) slice(rw *rewrite) {
 	c := rw.slicing[0]
-	end := min(c.next+zsetSlice, c.z.Len())
+	end := min(c.next+zsetSlice, c.v.Len())
 	a.captureSlice(rw, c, end)
-	if end == c.z.Len() {
+	if end == c.v.Len() {
 		rw.slicing = rw.slicing[1:]
 	}
 }
 
-func (a *aof) captureSlice(rw *rewrite, c *zsetCapture, end int) {
-	it := snapItem{db: c.db.id, key: c.key, cmds: appendZSetRewrite(nil, c.key, c.z, c.next, end)}
-	if end == c.z.Len() {
+func (a *aof) captureSlice(rw *rewrite, c *sliceCapture, end int) {
+	it := snapItem{db: c.db.id, key: c.key, cmds: c.v.appendRewrite(nil, c.key, c.next, end)}
+	if end == c.v.Len() {
 		it.expireAt = c.expireAt // after the last ZADD
 	}
 	c.next = end
@@ -195,7 +206,7 @@ func (a *aof) finishSlicing(rw *rewrite, dk dbKey) bool {
 	rest := rw.slicing[:0]
 	for _, c := range rw.slicing { // (SCAN may have returned the key twice)
 		if c.db == dk.db && c.key == dk.key {
-			a.captureSlice(rw, c, c.z.Len())
+			a.captureSlice(rw, c, c.v.Len())
 			found = true
 			continue
 		}

@@ -32,6 +32,12 @@ type command struct {
 	// subcommand before checking arity, so "CLIENT LIST x" is refused as Redis
 	// refuses it, 'client|list' in the error, even while queueing a MULTI.
 	subs map[string]*command
+	// keysFn, when set, finds the key arguments instead of firstKey..lastKey
+	// (LMPOP, BLMPOP: a count says how many keys follow).
+	keysFn func(args [][]byte) [][]byte
+	// serves, when set, tells whether a client blocked in this command can be
+	// served from key now; one it refuses keeps its place in line (blocking).
+	serves func(db *DB, key string) bool
 }
 
 // subcommands builds a container's subcommand table from name -> arity.
@@ -112,6 +118,9 @@ func (c *command) arityOK(n int) bool {
 
 // keys returns the key arguments of args, following the command's key spec.
 func (c *command) keys(args [][]byte) [][]byte {
+	if c.keysFn != nil {
+		return c.keysFn(args)
+	}
 	if c.firstKey == 0 || len(args) <= c.firstKey {
 		return nil
 	}
@@ -154,6 +163,7 @@ var commandGroups = []func() []*command{
 	commandsGeneric,
 	commandsSortedSet,
 	commandsHash,
+	commandsList,
 	commandsConnection,
 	commandsServer,
 	commandsTransaction,

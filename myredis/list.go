@@ -3,6 +3,8 @@ package myredis
 import (
 	"encoding/binary"
 	"slices"
+
+	"github.com/tidwall/redcon"
 )
 
 // list is the list type: a deque of nodes, each node a packed run of elements, as
@@ -555,4 +557,22 @@ func (l *list) copyValue() any {
 		c.nodes = append(c.nodes, nd.packed())
 	}
 	return c
+}
+
+// appendRewrite encodes the elements [from, to) as RPUSH commands of up to
+// rpushBatch elements each (the AOF rewrite; Redis batches 64 per command too).
+func (l *list) appendRewrite(b []byte, key string, from, to int) []byte {
+	const rpushBatch = 64
+	i := from
+	l.Range(from, to, func(v []byte) bool {
+		if (i-from)%rpushBatch == 0 {
+			b = redcon.AppendArray(b, 2+min(rpushBatch, to-i))
+			b = redcon.AppendBulkString(b, "RPUSH")
+			b = redcon.AppendBulkString(b, key)
+		}
+		b = redcon.AppendBulk(b, v)
+		i++
+		return true
+	})
+	return b
 }
