@@ -81,7 +81,7 @@ func (x *Ctx) entryList(e *entry) (*list, bool) {
 // an existing key is marked modified (WATCH, blocked clients).
 func (x *Ctx) listFor(key string, l *list) *list {
 	if l == nil {
-		l = newList()
+		l = newList(x.s.cfg.ListMaxListpackSize)
 		x.db.add(key, l)
 		return l
 	}

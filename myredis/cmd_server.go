@@ -233,6 +233,10 @@ func (s *Server) configParams() map[string]func() string {
 		"busy-reply-threshold": func() string { return strconv.FormatInt(max(c.luaTimeLimit(), 0), 10) },
 		"io-threads":           func() string { return strconv.Itoa(runtime.GOMAXPROCS(0)) },
 
+		"list-max-listpack-size": func() string { return strconv.Itoa(c.ListMaxListpackSize) },
+		"list-max-ziplist-size":  func() string { return strconv.Itoa(c.ListMaxListpackSize) },
+		"list-compress-depth":    func() string { return strconv.Itoa(c.ListCompressDepth) },
+
 		// the AOF's automatic rewrite
 		"auto-aof-rewrite-percentage": func() string { return strconv.Itoa(max(c.AutoAOFRewritePercentage, 0)) },
 		"auto-aof-rewrite-min-size":   func() string { return strconv.FormatInt(c.AutoAOFRewriteMinSize, 10) },
@@ -245,6 +249,7 @@ var runtimeSettable = map[string]bool{
 	"appendfsync": true, "save": true, "proto-max-bulk-len": true, "maxmemory": true, "timeout": true,
 	"lua-time-limit": true, "busy-reply-threshold": true,
 	"auto-aof-rewrite-percentage": true, "auto-aof-rewrite-min-size": true,
+	"list-max-listpack-size": true, "list-max-ziplist-size": true, "list-compress-depth": true,
 }
 
 func cmdConfig(x *Ctx) {

@@ -37,6 +37,15 @@ type Config struct {
 	// it a running script makes other clients get BUSY and may be killed. 0 means
 	// the default, 5000; negative means never (redis.conf's 0).
 	LuaTimeLimit int64
+
+	// ListMaxListpackSize is list-max-listpack-size (alias list-max-ziplist-size):
+	// a list node's fill limit, negative -1..-5 for 4..64 KB, positive for a count
+	// of elements (and at most 8 KB). A list keeps the value it was created with.
+	ListMaxListpackSize int
+	listFillSet         bool // ListMaxListpackSize was given (0 is a valid value)
+	// ListCompressDepth is list-compress-depth: kept for CONFIG GET; MyRedis does
+	// not compress list nodes (it changes memory use only, never a reply).
+	ListCompressDepth int
 }
 
 // luaTimeLimit is the effective lua-time-limit in milliseconds (<= 0: none).
@@ -93,6 +102,9 @@ func (c *Config) fillDefaults() {
 	}
 	if c.Workers <= 0 {
 		c.Workers = 1
+	}
+	if !c.listFillSet {
+		c.ListMaxListpackSize, c.listFillSet = -2, true
 	}
 }
 
@@ -205,6 +217,11 @@ func (c *Config) Set(name, val string) error {
 		if c.LuaTimeLimit <= 0 {
 			c.LuaTimeLimit = -1
 		}
+	case "list-max-listpack-size", "list-max-ziplist-size":
+		c.ListMaxListpackSize, err = intInRange(val, math.MinInt32, math.MaxInt32)
+		c.listFillSet = err == nil
+	case "list-compress-depth":
+		c.ListCompressDepth, err = intInRange(val, 0, math.MaxInt32)
 	case "save", "daemonize", "protected-mode", "logfile":
 		// accepted for compatibility; MyRedis has no RDB and stays in the foreground
 	default:

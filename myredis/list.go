@@ -34,6 +34,7 @@ type list struct {
 	nodes []*listNode // live nodes are nodes[head:]
 	head  int
 	n     int // elements
+	fill  int // list-max-listpack-size when the list was made
 }
 
 type listNode struct {
@@ -42,11 +43,37 @@ type listNode struct {
 	n   int // elements in this node
 }
 
-// listNodeBytes is the fill limit of a node: Redis's list-max-listpack-size -2.
-// A variable so that tests can build many-node lists from a few elements.
+// listNodeBytes is the fill limit of a node under Redis's default
+// list-max-listpack-size, -2. A variable so that tests can build many-node lists
+// from a few elements.
 var listNodeBytes = 8192
 
-func newList() *list { return &list{} }
+// listSafetyBytes bounds a node filled by element count (a positive fill), as
+// Redis's SIZE_SAFETY_LIMIT.
+const listSafetyBytes = 8192
+
+// newList makes an empty list whose nodes follow fill, list-max-listpack-size:
+// -1..-5 caps a node at 4, 8, 16, 32 or 64 KB; n >= 0 at n elements (and 8 KB).
+func newList(fill int) *list { return &list{fill: fill} }
+
+// maxNodeBytes is the most bytes a node of l holds (unless one element is bigger).
+func (l *list) maxNodeBytes() int {
+	switch {
+	case l.fill >= 0:
+		return listSafetyBytes
+	case l.fill == -2:
+		return listNodeBytes
+	}
+	return 4096 << min(-l.fill-1, 4)
+}
+
+// fits reports whether an element of size encoded bytes may join nd.
+func (l *list) fits(nd *listNode, size int) bool {
+	if nd.size()+size > l.maxNodeBytes() {
+		return false
+	}
+	return l.fill < 0 || nd.n < l.fill
+}
 
 func (l *list) typeName() string { return "list" }
 
@@ -113,8 +140,9 @@ func entryBefore(b []byte, end int) (v []byte, start int) {
 
 func (nd *listNode) size() int { return len(nd.b) - nd.off }
 
-// room makes size free bytes at the front (front) or the back of nd.
-func (nd *listNode) room(size int, front bool) {
+// room makes size free bytes at the front (front) or the back of nd, growing its
+// buffer by doubling up to limit bytes.
+func (nd *listNode) room(size int, front bool, limit int) {
 	used := nd.size()
 	need := used + size
 	newCap := cap(nd.b)
@@ -123,8 +151,8 @@ func (nd *listNode) room(size int, front bool) {
 		for newCap < need {
 			newCap *= 2
 		}
-		if newCap > listNodeBytes && need <= listNodeBytes {
-			newCap = listNodeBytes
+		if newCap > limit && need <= limit {
+			newCap = limit
 		}
 	}
 	var nb []byte
@@ -152,10 +180,10 @@ func (nd *listNode) room(size int, front bool) {
 	nd.b, nd.off = nb[:start+used], start
 }
 
-func (nd *listNode) pushBack(v []byte) {
+func (nd *listNode) pushBack(v []byte, limit int) {
 	size := entrySize(len(v))
 	if cap(nd.b)-len(nd.b) < size {
-		nd.room(size, false)
+		nd.room(size, false, limit)
 	}
 	end := len(nd.b)
 	nd.b = nd.b[:end+size]
@@ -163,10 +191,10 @@ func (nd *listNode) pushBack(v []byte) {
 	nd.n++
 }
 
-func (nd *listNode) pushFront(v []byte) {
+func (nd *listNode) pushFront(v []byte, limit int) {
 	size := entrySize(len(v))
 	if nd.off < size {
-		nd.room(size, true)
+		nd.room(size, true, limit)
 	}
 	nd.off -= size
 	putEntry(nd.b[nd.off:nd.off+size], v)
@@ -270,26 +298,23 @@ func (l *list) dropLastNode() {
 	}
 }
 
-// fits reports whether an element of size encoded bytes may join nd.
-func fits(nd *listNode, size int) bool { return nd.size()+size <= listNodeBytes }
-
 // --- ends ---
 
 // PushBack appends v (copied).
 func (l *list) PushBack(v []byte) {
-	if l.nodeCount() == 0 || !fits(l.last(), entrySize(len(v))) {
+	if l.nodeCount() == 0 || !l.fits(l.last(), entrySize(len(v))) {
 		l.addNodeBack(&listNode{})
 	}
-	l.last().pushBack(v)
+	l.last().pushBack(v, l.maxNodeBytes())
 	l.n++
 }
 
 // PushFront prepends v (copied).
 func (l *list) PushFront(v []byte) {
-	if l.nodeCount() == 0 || !fits(l.first(), entrySize(len(v))) {
+	if l.nodeCount() == 0 || !l.fits(l.first(), entrySize(len(v))) {
 		l.addNodeFront(&listNode{})
 	}
-	l.first().pushFront(v)
+	l.first().pushFront(v, l.maxNodeBytes())
 	l.n++
 }
 
@@ -372,21 +397,21 @@ func (l *list) Insert(i int, v []byte) {
 	l.resplit(ni)
 }
 
-// resplit splits node ni into nodes within listNodeBytes if it has outgrown it.
+// resplit splits node ni into nodes within the fill limit if it has outgrown it.
 func (l *list) resplit(ni int) {
 	nd := l.nodes[ni]
-	if nd.size() <= listNodeBytes || nd.n == 1 {
+	if nd.n == 1 || (nd.size() <= l.maxNodeBytes() && (l.fill < 0 || nd.n <= l.fill)) {
 		return
 	}
 	var parts []*listNode
 	cur := &listNode{}
 	for p := nd.off; p < len(nd.b); {
 		v, next := entryAt(nd.b, p)
-		if cur.n > 0 && !fits(cur, next-p) {
+		if cur.n > 0 && !l.fits(cur, next-p) {
 			parts = append(parts, cur.packed())
 			cur = &listNode{}
 		}
-		cur.pushBack(v)
+		cur.pushBack(v, l.maxNodeBytes())
 		p = next
 	}
 	parts = append(parts, cur.packed())
@@ -552,7 +577,7 @@ func (l *list) dropEmptyNodes() {
 
 // copyValue returns a deep copy (COPY), its nodes packed tight.
 func (l *list) copyValue() any {
-	c := &list{n: l.n, nodes: make([]*listNode, 0, l.nodeCount())}
+	c := &list{n: l.n, fill: l.fill, nodes: make([]*listNode, 0, l.nodeCount())}
 	for _, nd := range l.nodes[l.head:] {
 		c.nodes = append(c.nodes, nd.packed())
 	}

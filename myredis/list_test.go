@@ -43,8 +43,8 @@ func checkList(t interface{ Fatalf(string, ...any) }, l *list) {
 		if count != nd.n {
 			t.Fatalf("node %d counts %d, holds %d", i, nd.n, count)
 		}
-		if nd.size() > listNodeBytes && nd.n > 1 {
-			t.Fatalf("node %d holds %d bytes in %d elements", i, nd.size(), nd.n)
+		if nd.n > 1 && (nd.size() > l.maxNodeBytes() || (l.fill >= 0 && nd.n > l.fill)) {
+			t.Fatalf("node %d holds %d bytes in %d elements (fill %d)", i, nd.size(), nd.n, l.fill)
 		}
 		total += nd.n
 	}
@@ -85,7 +85,7 @@ func TestListEntryEncoding(t *testing.T) {
 
 func TestListEnds(t *testing.T) {
 	withListNodeBytes(t, 32)
-	l := newList()
+	l := newList(-2)
 	for i := range 100 {
 		l.PushBack([]byte(fmt.Sprint(i)))
 		l.PushFront([]byte(fmt.Sprint(-i - 1)))
@@ -109,7 +109,7 @@ func TestListEnds(t *testing.T) {
 }
 
 func TestListBigElements(t *testing.T) {
-	l := newList()
+	l := newList(-2)
 	big := strings.Repeat("b", 3*listNodeBytes)
 	l.PushBack([]byte("a"))
 	l.PushBack([]byte(big))
@@ -127,7 +127,7 @@ func TestListBigElements(t *testing.T) {
 // at one end fills every node but the last to the limit, in a buffer of that size.
 func TestListNodesStayFull(t *testing.T) {
 	for _, front := range []bool{false, true} {
-		l := newList()
+		l := newList(-2)
 		for i := range 100000 {
 			v := []byte(fmt.Sprintf("mem:%012d", i))
 			if front {
@@ -152,7 +152,7 @@ func TestListModel(t *testing.T) {
 		old := listNodeBytes
 		listNodeBytes = rapid.SampledFrom([]int{8, 24, 64, 8192}).Draw(t, "nodeBytes")
 		defer func() { listNodeBytes = old }()
-		l := newList()
+		l := newList(rapid.SampledFrom([]int{-2, -2, -2, 0, 1, 3, -1}).Draw(t, "fill"))
 		var model []string
 		elem := func(t *rapid.T) string {
 			return rapid.SampledFrom([]string{"", "a", "b", "abc", strings.Repeat("x", 40), strings.Repeat("y", 200)}).Draw(t, "v")
