@@ -177,7 +177,7 @@ func TestListCommands(t *testing.T) {
 			do(errRe("ERR timeout is negative"), "BLPOP", "a", "-1"),
 			do(errRe("ERR timeout is not a float or out of range"), "BRPOP", "a", "x"),
 			do(errRe("ERR timeout is negative"), "BLMOVE", "a", "b", "LEFT", "LEFT", "1e400"), // as 7.0
-			do(syntax, "BLMOVE", "a", "b", "UP", "LEFT", "x"), // directions first
+			do(syntax, "BLMOVE", "a", "b", "UP", "LEFT", "x"),                                 // directions first
 			do(errRe("ERR timeout is negative"), "BRPOPLPUSH", "a", "b", "-0.5"),
 		}},
 		{"generic commands see lists", []step{
