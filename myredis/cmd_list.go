@@ -618,17 +618,18 @@ func (x *Ctx) move(fromFront, toFront bool) (missing bool) {
 
 // --- blocking ---
 
-// blockingKeys returns the keys a blocking command takes from: all of them on its
-// first run, in order; only the key that woke it when it is served.
-func (x *Ctx) blockingKeys(args [][]byte) []string {
-	if x.readyKey != "" {
-		return []string{x.readyKey}
-	}
-	keys := make([]string, 0, len(args))
+// blockingKeys returns the keys a blocking command waits on (all of them, in
+// order) and those it may take from now: all of them on its first run, only the
+// key that woke it when it is served (as Redis serves key by key).
+func (x *Ctx) blockingKeys(args [][]byte) (keys, takeFrom []string) {
+	keys = make([]string, 0, len(args))
 	for _, k := range args {
 		keys = append(keys, string(k))
 	}
-	return keys
+	if x.readyKey != "" {
+		return keys, []string{x.readyKey}
+	}
+	return keys, keys
 }
 
 // blockOn parks the client on keys (each once) until one gets elements or the
@@ -663,8 +664,8 @@ func bpopCmd(front bool) func(*Ctx) {
 			x.err(errMsg)
 			return
 		}
-		keys := x.blockingKeys(x.args[1 : x.nargs()-1])
-		for _, key := range keys {
+		keys, takeFrom := x.blockingKeys(x.args[1 : x.nargs()-1])
+		for _, key := range takeFrom {
 			l, ok := x.writeList(key)
 			if !ok {
 				return
@@ -801,8 +802,8 @@ func mpopCmd(blocking bool) func(*Ctx) {
 				return
 			}
 		}
-		keys := x.blockingKeys(m.keys)
-		for _, key := range keys {
+		keys, takeFrom := x.blockingKeys(m.keys)
+		for _, key := range takeFrom {
 			l, ok := x.writeList(key)
 			if !ok {
 				return
