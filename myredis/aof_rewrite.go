@@ -14,8 +14,8 @@ import (
 
 // AOF rewrite (BGREWRITEAOF, the automatic rewrite, SAVE, BGSAVE).
 //
-// The new file holds one command per live key (SET key value [PXAT ms], ZADD and
-// HMSET in batches) as the data was at the moment the rewrite started, t0, followed by every
+// The new file holds one command per live key (SET key value [PXAT ms], ZADD, RPUSH
+// and HMSET in batches) as the data was at the moment the rewrite started, t0, followed by every
 // write made since t0 (the rewrite buffer), then takes the old file's place.
 //
 // Reading the data "as at t0" without stopping the executor for the whole dataset
@@ -25,7 +25,7 @@ import (
 //     at most rewriteStep keys with the SCAN cursor (db.scan). A job captures a string
 //     by reference (string values are never changed in place: every write stores a
 //     new slice, and APPEND only writes past the end of the old one) and encodes a
-//     sorted set, a large one zsetSlice members per job. Encoding strings and all
+//     sorted set or a list, a large one zsetSlice members per job. Encoding strings and all
 //     file I/O happen on the rewriter.
 //   - A key written after t0 would be seen by a later step in its new state, and its
 //     writes replayed again from the buffer on top (INCR twice). So from t0 on, the

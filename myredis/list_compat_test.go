@@ -159,7 +159,14 @@ func TestListCompatBlocking(t *testing.T) {
 			out = append(out, c.do("RPUSH", "q", "1"), w[0].read(), c.do("RPUSH", "q", "2"), w[1].read())
 			return out
 		},
-		"BRPOPLPUSH to a wrong-type destination": func(t *testing.T, c *rconn, w []*rconn, block func(*rconn, ...string)) []string {
+		"list and sorted-set waiters on one key": func(t *testing.T, c *rconn, w []*rconn, block func(*rconn, ...string)) []string {
+			block(w[0], "BZPOPMIN", "k", "0")
+			block(w[1], "BLPOP", "k", "0")
+			out := []string{c.do("RPUSH", "k", "a"), w[1].read(), c.do("ZADD", "k", "1", "m"), w[0].read()}
+			block(w[0], "BZPOPMAX", "z", "k", "0")
+			return append(out, c.do("MULTI"), c.do("ZADD", "k", "2", "n"), c.do("ZADD", "z", "3", "o"), c.do("EXEC"), w[0].read())
+		},
+				"BRPOPLPUSH to a wrong-type destination": func(t *testing.T, c *rconn, w []*rconn, block func(*rconn, ...string)) []string {
 			c.do("SET", "dst", "x")
 			block(w[0], "BRPOPLPUSH", "src", "dst", "0")
 			block(w[1], "BRPOPLPUSH", "src", "other", "0")
@@ -182,12 +189,11 @@ func TestListCompatBlocking(t *testing.T) {
 			run := func(addr string) []string {
 				c := dialRaw(t, addr)
 				c.do("FLUSHALL")
-				blocked := strings.Count(c.do("CLIENT", "LIST"), "flags=b")
 				waiters := []*rconn{dialRaw(t, addr), dialRaw(t, addr), dialRaw(t, addr)}
 				block := func(w *rconn, args ...string) {
+					blocked := strings.Count(c.do("CLIENT", "LIST"), "flags=b")
 					w.send(args...)
-					blocked++
-					waitFor(t, func() bool { return strings.Count(c.do("CLIENT", "LIST"), "flags=b") == blocked })
+					waitFor(t, func() bool { return strings.Count(c.do("CLIENT", "LIST"), "flags=b") == blocked+1 })
 				}
 				return scene(t, c, waiters, block)
 			}
