@@ -166,7 +166,7 @@ func TestListCompatBlocking(t *testing.T) {
 			block(w[0], "BZPOPMAX", "z", "k", "0")
 			return append(out, c.do("MULTI"), c.do("ZADD", "k", "2", "n"), c.do("ZADD", "z", "3", "o"), c.do("EXEC"), w[0].read())
 		},
-				"BRPOPLPUSH to a wrong-type destination": func(t *testing.T, c *rconn, w []*rconn, block func(*rconn, ...string)) []string {
+		"BRPOPLPUSH to a wrong-type destination": func(t *testing.T, c *rconn, w []*rconn, block func(*rconn, ...string)) []string {
 			c.do("SET", "dst", "x")
 			block(w[0], "BRPOPLPUSH", "src", "dst", "0")
 			block(w[1], "BRPOPLPUSH", "src", "other", "0")
