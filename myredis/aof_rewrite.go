@@ -14,8 +14,8 @@ import (
 
 // AOF rewrite (BGREWRITEAOF, the automatic rewrite, SAVE, BGSAVE).
 //
-// The new file holds one command per live key (SET key value [PXAT ms], ZADD, RPUSH
-// and HMSET in batches) as the data was at the moment the rewrite started, t0, followed by every
+// The new file holds one command per live key (SET key value [PXAT ms], ZADD and
+// HMSET in batches) as the data was at the moment the rewrite started, t0, followed by every
 // write made since t0 (the rewrite buffer), then takes the old file's place.
 //
 // Reading the data "as at t0" without stopping the executor for the whole dataset
@@ -25,7 +25,7 @@ import (
 //     at most rewriteStep keys with the SCAN cursor (db.scan). A job captures a string
 //     by reference (string values are never changed in place: every write stores a
 //     new slice, and APPEND only writes past the end of the old one) and encodes a
-//     sorted set or a list, a large one zsetSlice members per job. Encoding strings and all
+//     sorted set, a large one zsetSlice members per job. Encoding strings and all
 //     file I/O happen on the rewriter.
 //   - A key written after t0 would be seen by a later step in its new state, and its
 //     writes replayed again from the buffer on top (INCR twice). So from t0 on, the
@@ -61,7 +61,7 @@ type rewrite struct {
 	dbIdx   int                // databases below dbIdx have been scanned
 	cursor  uint64             // SCAN cursor in s.dbs[dbIdx]
 	items   []snapItem         // captured, not yet taken by the rewriter
-	slicing []*sliceCapture    // large sorted sets and lists being captured a slice per step
+	slicing []*zsetCapture     // large sorted sets being captured a slice per step
 	err     error              // a value the rewrite cannot write
 	aborted bool
 	dirty   int64 // s.dirty at t0
@@ -137,9 +137,9 @@ func (a *aof) capture(rw *rewrite, db *DB, key string, whole bool) int {
 	switch v := e.val.(type) {
 	case []byte:
 		it.isString, it.str = true, v
-	case slicedValue:
+	case sliceable: // sorted sets and sets
 		if !whole && v.Len() > zsetSlice {
-			rw.slicing = append(rw.slicing, &sliceCapture{db: db, key: key, v: v, expireAt: at})
+			rw.slicing = append(rw.slicing, &zsetCapture{db: db, key: key, z: v, expireAt: at})
 			return 1
 		}
 		it.cmds = v.appendRewrite(nil, key, 0, v.Len())
@@ -153,16 +153,16 @@ func (a *aof) capture(rw *rewrite, db *DB, key string, whole bool) int {
 	return 1 + len(it.cmds)/4096
 }
 
-// Sorted sets and lists are changed in place, so capturing one means encoding it.
+// Sorted sets and sets are changed in place, so capturing one means encoding it.
 // A large one (more than zsetSlice members) is encoded zsetSlice members per
 // executor job; until it is done no write has touched it (a write would first
 // finish it: finishSlicing), so its members keep their positions between jobs.
 const zsetSlice = 8192
 
-// slicedValue is a value type captured a slice at a time (*zset, *list).
-type slicedValue interface {
+// sliceable is a value the rewrite captures a slice at a time: members [from, to)
+// encoded as the commands that add them.
+type sliceable interface {
 	Len() int
-	// appendRewrite encodes the members [from, to) as commands that add them.
 	appendRewrite(b []byte, key string, from, to int) []byte
 }
 
@@ -170,12 +170,12 @@ func (z *zset) appendRewrite(b []byte, key string, from, to int) []byte {
 	return appendZSetRewrite(b, key, z, from, to)
 }
 
-// sliceCapture is a large sorted set or list being captured.
-type sliceCapture struct {
+// zsetCapture is a large sorted set or set being captured.
+type zsetCapture struct {
 	db       *DB
 	key      string
-	v        slicedValue // the value at t0, unchanged while it is being captured
-	next     int         // members [0, next) are captured
+	z        sliceable // the value at t0, unchanged while it is being captured
+	next     int       // members [0, next) are captured
 	expireAt int64
 }
 
@@ -183,16 +183,16 @@ type sliceCapture struct {
 // the executor.
 func (a *aof) slice(rw *rewrite) {
 	c := rw.slicing[0]
-	end := min(c.next+zsetSlice, c.v.Len())
+	end := min(c.next+zsetSlice, c.z.Len())
 	a.captureSlice(rw, c, end)
-	if end == c.v.Len() {
+	if end == c.z.Len() {
 		rw.slicing = rw.slicing[1:]
 	}
 }
 
-func (a *aof) captureSlice(rw *rewrite, c *sliceCapture, end int) {
-	it := snapItem{db: c.db.id, key: c.key, cmds: c.v.appendRewrite(nil, c.key, c.next, end)}
-	if end == c.v.Len() {
+func (a *aof) captureSlice(rw *rewrite, c *zsetCapture, end int) {
+	it := snapItem{db: c.db.id, key: c.key, cmds: c.z.appendRewrite(nil, c.key, c.next, end)}
+	if end == c.z.Len() {
 		it.expireAt = c.expireAt // after the last ZADD
 	}
 	c.next = end
@@ -206,7 +206,7 @@ func (a *aof) finishSlicing(rw *rewrite, dk dbKey) bool {
 	rest := rw.slicing[:0]
 	for _, c := range rw.slicing { // (SCAN may have returned the key twice)
 		if c.db == dk.db && c.key == dk.key {
-			a.captureSlice(rw, c, c.v.Len())
+			a.captureSlice(rw, c, c.z.Len())
 			found = true
 			continue
 		}

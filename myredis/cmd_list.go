@@ -738,7 +738,7 @@ type mpopArgs struct {
 func parseMpop(args [][]byte) (m mpopArgs, errMsg string) {
 	numkeys, ok := parseRedisInt(args[0])
 	if !ok || numkeys <= 0 {
-		return m, msgNumkeysPositive
+		return m, msgMpopNumkeys
 	}
 	if numkeys >= int64(len(args)-1) { // no room for LEFT/RIGHT
 		return m, msgSyntax

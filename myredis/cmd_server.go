@@ -214,6 +214,11 @@ func (s *Server) configParams() map[string]func() string {
 	}
 	c := &s.cfg
 	return map[string]func() string{
+		// lists: a new list's node fill, and the compression depth MyRedis keeps but does not apply
+		"list-max-listpack-size": func() string { return strconv.Itoa(c.ListMaxListpackSize) },
+		"list-max-ziplist-size":  func() string { return strconv.Itoa(c.ListMaxListpackSize) },
+		"list-compress-depth":    func() string { return strconv.Itoa(c.ListCompressDepth) },
+
 		"port":                 func() string { return strconv.Itoa(c.Port) },
 		"bind":                 func() string { return c.Bind },
 		"requirepass":          func() string { return c.RequirePass },
@@ -233,10 +238,6 @@ func (s *Server) configParams() map[string]func() string {
 		"busy-reply-threshold": func() string { return strconv.FormatInt(max(c.luaTimeLimit(), 0), 10) },
 		"io-threads":           func() string { return strconv.Itoa(runtime.GOMAXPROCS(0)) },
 
-		"list-max-listpack-size": func() string { return strconv.Itoa(c.ListMaxListpackSize) },
-		"list-max-ziplist-size":  func() string { return strconv.Itoa(c.ListMaxListpackSize) },
-		"list-compress-depth":    func() string { return strconv.Itoa(c.ListCompressDepth) },
-
 		// the AOF's automatic rewrite
 		"auto-aof-rewrite-percentage": func() string { return strconv.Itoa(max(c.AutoAOFRewritePercentage, 0)) },
 		"auto-aof-rewrite-min-size":   func() string { return strconv.FormatInt(c.AutoAOFRewriteMinSize, 10) },
@@ -246,10 +247,10 @@ func (s *Server) configParams() map[string]func() string {
 // runtimeSettable are the settings CONFIG SET may change while running.
 var runtimeSettable = map[string]bool{
 	"requirepass": true, "maxclients": true, "hz": true, "loglevel": true,
+	"list-max-listpack-size": true, "list-max-ziplist-size": true, "list-compress-depth": true,
 	"appendfsync": true, "save": true, "proto-max-bulk-len": true, "maxmemory": true, "timeout": true,
 	"lua-time-limit": true, "busy-reply-threshold": true,
 	"auto-aof-rewrite-percentage": true, "auto-aof-rewrite-min-size": true,
-	"list-max-listpack-size": true, "list-max-ziplist-size": true, "list-compress-depth": true,
 }
 
 func cmdConfig(x *Ctx) {

@@ -27,14 +27,13 @@ type command struct {
 	fn    func(x *Ctx)
 	// key positions for COMMAND INFO and key extraction: first, last (-1 = last arg), step.
 	firstKey, lastKey, step int
+	// keysFn, when set, finds the keys instead (SORT's STORE destination).
+	keysFn func(args [][]byte) [][]byte
 	// subs are a container command's subcommands by lower-case name, each with its
 	// own arity (and fn, flags: the container's unless set). call resolves the
 	// subcommand before checking arity, so "CLIENT LIST x" is refused as Redis
 	// refuses it, 'client|list' in the error, even while queueing a MULTI.
 	subs map[string]*command
-	// keysFn, when set, finds the key arguments instead of firstKey..lastKey
-	// (LMPOP, BLMPOP: a count says how many keys follow).
-	keysFn func(args [][]byte) [][]byte
 	// serves, when set, tells whether a client blocked in this command can be
 	// served from key now; one it refuses keeps its place in line (blocking).
 	serves func(db *DB, key string) bool
@@ -163,10 +162,10 @@ var commandGroups = []func() []*command{
 	commandsGeneric,
 	commandsSortedSet,
 	commandsHash,
-	commandsList,
 	commandsConnection,
 	commandsServer,
 	commandsTransaction,
+	commandsList,
 	commandsScripting,
 	commandsPersistence,
 }

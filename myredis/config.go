@@ -30,14 +30,6 @@ type Config struct {
 	AutoAOFRewritePercentage int
 	AutoAOFRewriteMinSize    int64
 	Workers                  int
-	// IOThreads is how many threads run Go code (GOMAXPROCS), applied by
-	// cmd/myredis; 0 keeps Go's default (every CPU, or the GOMAXPROCS variable).
-	IOThreads int
-	// LuaTimeLimit is lua-time-limit (busy-reply-threshold) in milliseconds: after
-	// it a running script makes other clients get BUSY and may be killed. 0 means
-	// the default, 5000; negative means never (redis.conf's 0).
-	LuaTimeLimit int64
-
 	// ListMaxListpackSize is list-max-listpack-size (alias list-max-ziplist-size):
 	// a list node's fill limit, negative -1..-5 for 4..64 KB, positive for a count
 	// of elements (and at most 8 KB). A list keeps the value it was created with.
@@ -46,6 +38,13 @@ type Config struct {
 	// ListCompressDepth is list-compress-depth: kept for CONFIG GET; MyRedis does
 	// not compress list nodes (it changes memory use only, never a reply).
 	ListCompressDepth int
+	// IOThreads is how many threads run Go code (GOMAXPROCS), applied by
+	// cmd/myredis; 0 keeps Go's default (every CPU, or the GOMAXPROCS variable).
+	IOThreads int
+	// LuaTimeLimit is lua-time-limit (busy-reply-threshold) in milliseconds: after
+	// it a running script makes other clients get BUSY and may be killed. 0 means
+	// the default, 5000; negative means never (redis.conf's 0).
+	LuaTimeLimit int64
 }
 
 // luaTimeLimit is the effective lua-time-limit in milliseconds (<= 0: none).
@@ -198,6 +197,11 @@ func (c *Config) Set(name, val string) error {
 		c.Dir = val
 	case "appendfilename":
 		c.AppendFilename = val
+	case "list-max-listpack-size", "list-max-ziplist-size":
+		c.ListMaxListpackSize, err = intInRange(val, math.MinInt32, math.MaxInt32)
+		c.listFillSet = err == nil
+	case "list-compress-depth":
+		c.ListCompressDepth, err = intInRange(val, 0, math.MaxInt32)
 	case "auto-aof-rewrite-percentage":
 		c.AutoAOFRewritePercentage, err = strconv.Atoi(val)
 		if err == nil && c.AutoAOFRewritePercentage <= 0 {
@@ -217,11 +221,6 @@ func (c *Config) Set(name, val string) error {
 		if c.LuaTimeLimit <= 0 {
 			c.LuaTimeLimit = -1
 		}
-	case "list-max-listpack-size", "list-max-ziplist-size":
-		c.ListMaxListpackSize, err = intInRange(val, math.MinInt32, math.MaxInt32)
-		c.listFillSet = err == nil
-	case "list-compress-depth":
-		c.ListCompressDepth, err = intInRange(val, 0, math.MaxInt32)
 	case "save", "daemonize", "protected-mode", "logfile":
 		// accepted for compatibility; MyRedis has no RDB and stays in the foreground
 	default:

@@ -56,13 +56,6 @@ const (
 	msgWeightNotFloat  = "ERR weight value is not a float"
 	msgLimitNegative   = "ERR LIMIT can't be negative"
 
-	// Lists.
-	msgIndexOutOfRange    = "ERR index out of range"
-	msgLposRankZero       = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list"
-	msgLposCountNegative  = "ERR COUNT can't be negative"
-	msgLposMaxlenNegative = "ERR MAXLEN can't be negative"
-	msgNumkeysPositive    = "ERR numkeys should be greater than 0"
-	msgMpopCountPositive  = "ERR count should be greater than 0"
 	// Hashes.
 	msgHashNotInt   = "ERR hash value is not an integer"
 	msgHashNotFloat = "ERR hash value is not a float"
@@ -124,4 +117,14 @@ const (
 const (
 	msgExecAbortBecause = "EXECABORT Transaction discarded because of: "
 	msgConfigSetFailed  = "ERR CONFIG SET failed (possibly related to argument '%s') - %s"
+)
+
+// Lists (cmd_list.go).
+const (
+	msgIndexOutOfRange    = "ERR index out of range"
+	msgLposRankZero       = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list"
+	msgLposCountNegative  = "ERR COUNT can't be negative"
+	msgLposMaxlenNegative = "ERR MAXLEN can't be negative"
+	msgMpopNumkeys        = "ERR numkeys should be greater than 0" // (the sets' msgNumkeysPositive, same text)
+	msgMpopCountPositive  = "ERR count should be greater than 0"
 )

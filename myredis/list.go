@@ -585,7 +585,8 @@ func (l *list) copyValue() any {
 }
 
 // appendRewrite encodes the elements [from, to) as RPUSH commands of up to
-// rpushBatch elements each (the AOF rewrite; Redis batches 64 per command too).
+// rpushBatch elements each (Redis batches 64 per command too): a list is
+// sliceable, so the AOF rewrite captures a big one a slice per step.
 func (l *list) appendRewrite(b []byte, key string, from, to int) []byte {
 	const rpushBatch = 64
 	i := from

@@ -14,10 +14,10 @@
 #   core    PING, SET, GET, INCR                      (redis-benchmark -t)
 #   zset    ZADD ZSCORE ZRANK ZRANGE ZREMRANGEBYSCORE ZPOPMIN on a preloaded set,
 #           plus memory per member of the preloaded set
-#   lists   LPUSH RPUSH LPOP RPOP LRANGE_100 LRANGE_600   (redis-benchmark's tests), plus
-#           memory per element of a list of LIST_SIZE elements
 #   script  EVALSHA of ZCARD + ZPOPMIN + ZADD
 #   multi   MULTI / INCR / EXEC                       (scripts/respload)
+#   lists   LPUSH RPUSH LPOP RPOP LRANGE_100 LRANGE_600   (redis-benchmark's tests), plus
+#           memory per element of a list of LIST_SIZE elements
 #   aof     SET and ZADD with appendonly yes, appendfsync everysec and always
 #
 # Settings (environment):
@@ -25,9 +25,9 @@
 #   N_PIPE=$N         requests per test when -P > 1 (longer runs are steadier)
 #   CLIENTS=50        connections                PIPELINES="1 16"  -P values
 #   SECTIONS="core zset lists script multi aof"  ZSET_SIZE=1000000 preloaded members
-#   LIST_SIZE=1000000 elements of the list measured for memory
 #   AOF_N=$N          requests per AOF test      AOF_POLICIES="everysec always"
 #   MYREDIS_BIN=...   use this binary instead of building ./cmd/myredis
+#   LIST_SIZE=1000000 elements of the list whose memory is measured
 #   MYREDIS_ENV="GOMAXPROCS=1"   environment for MyRedis only
 #   MYREDIS_ARGS="..."           extra MyRedis flags
 #   PROFILE=dir       write MyRedis CPU profiles (MYREDIS_CPUPROFILE) into dir
@@ -44,10 +44,10 @@ CLIENTS=${CLIENTS:-50}
 PIPELINES=${PIPELINES:-"1 16"}
 SECTIONS=${SECTIONS:-"core zset lists script multi aof"}
 ZSET_SIZE=${ZSET_SIZE:-1000000}
-LIST_SIZE=${LIST_SIZE:-1000000}
 AOF_N=${AOF_N:-$N}
 AOF_POLICIES=${AOF_POLICIES:-"everysec always"}
 MYREDIS_ENV=${MYREDIS_ENV:-}
+LIST_SIZE=${LIST_SIZE:-1000000}
 MYREDIS_ARGS=${MYREDIS_ARGS:-}
 REDIS_SERVER=${REDIS_SERVER:-redis-server}
 MY_LABEL=${MY_LABEL:-MyRedis}
@@ -299,6 +299,42 @@ section_zset() {
 	done
 }
 
+section_script() {
+	local body="local n = redis.call('ZCARD', KEYS[1])
+local m = redis.call('ZPOPMIN', KEYS[1])
+redis.call('ZADD', KEYS[1], m[2], m[1])
+return n"
+	if ! supports "$MY_PORT" script load "return 1" || ! supports "$MY_PORT" zcard zscript; then
+		log "script: skipped, MyRedis does not know SCRIPT/EVALSHA or the sorted-set commands yet"
+		return
+	fi
+	local sha sha2 rep p
+	sha=$(redis-cli -p "$MY_PORT" script load "$body")
+	sha2=$(redis-cli -p "$RD_PORT" script load "$body")
+	[[ $sha == "$sha2" ]] || { log "script: SCRIPT LOAD gave $sha on MyRedis, $sha2 on Redis"; return 1; }
+	zset_preload "$MY_PORT" zscript 1000
+	zset_preload "$RD_PORT" zscript 1000
+	for rep in $(seq "$REPS"); do
+		for p in $PIPELINES; do
+			pair bench script "$rep" "$p" "EVALSHA zcard+zpopmin+zadd" evalsha "$sha" 1 zscript
+		done
+	done
+}
+
+section_multi() {
+	if ! supports "$MY_PORT" multi; then
+		log "multi: skipped, MyRedis does not know MULTI yet"
+		return
+	fi
+	redis-cli -p "$MY_PORT" discard >/dev/null 2>&1 || true
+	local rep p
+	for rep in $(seq "$REPS"); do
+		for p in $PIPELINES; do
+			pair respload_bench multi "$rep" "$p" "MULTI/INCR/EXEC" MULTI "INCR counter" EXEC
+		done
+	done
+}
+
 # list_preload PORT KEY COUNT SIZE: RPUSH COUNT elements of SIZE bytes ("mem:" and digits,
 # as the sorted set's members; "x"s when SIZE < 8) in batches of 1000, with redis-cli --pipe.
 list_preload() {
@@ -348,42 +384,6 @@ section_lists() {
 			for server in my rd; do list_preload "$(port_of "$server")" lrange600 600 3; done
 			pair bench lists "$rep" "$p" "LRANGE_100 (first 100 elements)" lrange lrange600 0 99
 			pair bench lists "$rep" "$p" "LRANGE_600 (first 600 elements)" lrange lrange600 0 599
-		done
-	done
-}
-
-section_script() {
-	local body="local n = redis.call('ZCARD', KEYS[1])
-local m = redis.call('ZPOPMIN', KEYS[1])
-redis.call('ZADD', KEYS[1], m[2], m[1])
-return n"
-	if ! supports "$MY_PORT" script load "return 1" || ! supports "$MY_PORT" zcard zscript; then
-		log "script: skipped, MyRedis does not know SCRIPT/EVALSHA or the sorted-set commands yet"
-		return
-	fi
-	local sha sha2 rep p
-	sha=$(redis-cli -p "$MY_PORT" script load "$body")
-	sha2=$(redis-cli -p "$RD_PORT" script load "$body")
-	[[ $sha == "$sha2" ]] || { log "script: SCRIPT LOAD gave $sha on MyRedis, $sha2 on Redis"; return 1; }
-	zset_preload "$MY_PORT" zscript 1000
-	zset_preload "$RD_PORT" zscript 1000
-	for rep in $(seq "$REPS"); do
-		for p in $PIPELINES; do
-			pair bench script "$rep" "$p" "EVALSHA zcard+zpopmin+zadd" evalsha "$sha" 1 zscript
-		done
-	done
-}
-
-section_multi() {
-	if ! supports "$MY_PORT" multi; then
-		log "multi: skipped, MyRedis does not know MULTI yet"
-		return
-	fi
-	redis-cli -p "$MY_PORT" discard >/dev/null 2>&1 || true
-	local rep p
-	for rep in $(seq "$REPS"); do
-		for p in $PIPELINES; do
-			pair respload_bench multi "$rep" "$p" "MULTI/INCR/EXEC" MULTI "INCR counter" EXEC
 		done
 	done
 }
@@ -447,16 +447,6 @@ report() {
 				(rd > 0 ? my / rd : 0), (nr ? median(key, "ratio") : 0), runs, median(key, "mycpu"), median(key, "rdcpu")
 		}
 	}' "$results"
-	if [[ -f $tmp/memory ]]; then
-		echo
-		echo "Sorted set of $ZSET_SIZE members (16-byte names): memory added by the preload"
-		echo
-		echo "| server | used_memory bytes/member | RSS bytes/member |"
-		echo "|---|---:|---:|"
-		awk -v n="$ZSET_SIZE" '{
-			name = ($1 == "my") ? "MyRedis" : "Redis"
-			printf "| %s | %.1f | %.1f |\n", name, ($4 - $2) / n, ($5 - $3) / n }' "$tmp/memory"
-	fi
 	if [[ -f $tmp/list-memory ]]; then
 		echo
 		echo "List of $LIST_SIZE elements (16 bytes each): memory added by the preload"
@@ -466,6 +456,16 @@ report() {
 		awk -v n="$LIST_SIZE" '{
 			name = ($1 == "my") ? "MyRedis" : "Redis"
 			printf "| %s | %.1f | %.1f |\n", name, ($4 - $2) / n, ($5 - $3) / n }' "$tmp/list-memory"
+	fi
+	if [[ -f $tmp/memory ]]; then
+		echo
+		echo "Sorted set of $ZSET_SIZE members (16-byte names): memory added by the preload"
+		echo
+		echo "| server | used_memory bytes/member | RSS bytes/member |"
+		echo "|---|---:|---:|"
+		awk -v n="$ZSET_SIZE" '{
+			name = ($1 == "my") ? "MyRedis" : "Redis"
+			printf "| %s | %.1f | %.1f |\n", name, ($4 - $2) / n, ($5 - $3) / n }' "$tmp/memory"
 	fi
 }
 
@@ -479,8 +479,9 @@ for s in $SECTIONS; do [[ $s == aof ]] || need_pair=1; done
 ((need_pair)) && start_pair
 for s in $SECTIONS; do
 	case $s in
-	core | zset | lists | script | multi) log "section $s"; "section_$s" ;;
+	core | zset | script | multi) log "section $s"; "section_$s" ;;
 	aof) ((need_pair)) && stop_pair; need_pair=0; log "section aof"; section_aof ;;
+	lists) log "section lists"; section_lists ;;
 	*) log "unknown section $s"; exit 2 ;;
 	esac
 done
