@@ -72,8 +72,6 @@ func dump(s *Server) []string {
 				switch v := e.val.(type) {
 				case *zset:
 					val = fmt.Sprint(v.Items(0, v.Len(), false))
-				case *list:
-					val = fmt.Sprintf("%q", listElems(v))
 				case *hashValue:
 					var fields []string
 					v.Range(func(f string, b []byte) bool {
@@ -82,6 +80,8 @@ func dump(s *Server) []string {
 					})
 					sort.Strings(fields)
 					val = fmt.Sprint(fields)
+				case *list:
+					val = fmt.Sprintf("%q", listElems(v))
 				}
 				out = append(out, fmt.Sprintf("%d %s %s %d", db.id, key, val, db.expires[key]))
 			}

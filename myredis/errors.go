@@ -61,6 +61,14 @@ const (
 	msgHashNotFloat = "ERR hash value is not a float"
 	msgHashIncrNaN  = "ERR value is NaN or Infinity"
 
+	// Lists.
+	msgIndexOutOfRange    = "ERR index out of range"
+	msgLposRankZero       = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list"
+	msgLposCountNegative  = "ERR COUNT can't be negative"
+	msgLposMaxlenNegative = "ERR MAXLEN can't be negative"
+	msgMpopNumkeys        = "ERR numkeys should be greater than 0" // the same text as the sets' msgNumkeysPositive
+	msgMpopCountPositive  = "ERR count should be greater than 0"
+
 	// Transactions.
 	msgNestedMulti     = "ERR MULTI calls can not be nested"
 	msgExecNoMulti     = "ERR EXEC without MULTI"
@@ -117,14 +125,4 @@ const (
 const (
 	msgExecAbortBecause = "EXECABORT Transaction discarded because of: "
 	msgConfigSetFailed  = "ERR CONFIG SET failed (possibly related to argument '%s') - %s"
-)
-
-// Lists (cmd_list.go).
-const (
-	msgIndexOutOfRange    = "ERR index out of range"
-	msgLposRankZero       = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list"
-	msgLposCountNegative  = "ERR COUNT can't be negative"
-	msgLposMaxlenNegative = "ERR MAXLEN can't be negative"
-	msgMpopNumkeys        = "ERR numkeys should be greater than 0" // (the sets' msgNumkeysPositive, same text)
-	msgMpopCountPositive  = "ERR count should be greater than 0"
 )

@@ -602,3 +602,24 @@ func (l *list) appendRewrite(b []byte, key string, from, to int) []byte {
 	})
 	return b
 }
+
+// sortElements gives SORT the elements, head to tail, copied (SORT on main takes
+// a list through this method: its sortableList).
+func (l *list) sortElements() [][]byte {
+	out := make([][]byte, 0, l.n)
+	l.Range(0, l.n, func(v []byte) bool {
+		out = append(out, slices.Clone(v))
+		return true
+	})
+	return out
+}
+
+// listFromElems builds the list SORT ... STORE writes, with the server's
+// list-max-listpack-size (main's sortStoreList hook: sortStoreList = listFromElems).
+func listFromElems(s *Server, elems [][]byte) any {
+	l := newList(s.cfg.ListMaxListpackSize)
+	for _, e := range elems {
+		l.PushBack(e)
+	}
+	return l
+}

@@ -299,3 +299,13 @@ func modelRemove(model *[]string, v string, limit int, fromTail bool) int {
 	*model = kept
 	return removed
 }
+
+func TestListSortHooks(t *testing.T) {
+	s := New(Config{})
+	defer s.Close()
+	l := listFromElems(s, [][]byte{[]byte("b"), []byte(""), []byte("a")}).(*list)
+	got := l.sortElements()
+	if len(got) != 3 || string(got[0]) != "b" || string(got[1]) != "" || string(got[2]) != "a" || l.fill != -2 {
+		t.Fatalf("sortElements = %q, fill %d", got, l.fill)
+	}
+}
