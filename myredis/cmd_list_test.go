@@ -13,8 +13,8 @@ import (
 // list_compat_test.go replay the same ground against a live one).
 
 const (
-	wrongType   = "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"
-	notPositive = "-ERR value is out of range, must be positive\r\n"
+	listWrongType   = "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"
+	listNotPositive = "-ERR value is out of range, must be positive\r\n"
 )
 
 func TestListCommands(t *testing.T) {
@@ -31,8 +31,8 @@ func TestListCommands(t *testing.T) {
 			do(num(0), "EXISTS", "l"),
 			do(null, "LPOP", "l"),
 			do(nullArr, "LPOP", "l", "1"),
-			do(notPositive, "LPOP", "l", "-1"),
-			do(notPositive, "RPOP", "l", "x"),
+			do(listNotPositive, "LPOP", "l", "-1"),
+			do(listNotPositive, "RPOP", "l", "x"),
 			do(errRe("ERR wrong number of arguments for 'lpop' command"), "LPOP", "l", "1", "2"),
 			do(errRe("ERR wrong number of arguments for 'rpush' command"), "RPUSH", "l"),
 		}},
@@ -47,25 +47,25 @@ func TestListCommands(t *testing.T) {
 		}},
 		{"wrong type", []step{
 			do(ok, "SET", "s", "v"),
-			do(wrongType, "LPUSH", "s", "a"),
-			do(wrongType, "RPUSHX", "s", "a"),
-			do(wrongType, "LPOP", "s"),
-			do(wrongType, "LLEN", "s"),
-			do(wrongType, "LINDEX", "s", "x"), // the key is checked before the index
-			do(wrongType, "LSET", "s", "0", "v"),
+			do(listWrongType, "LPUSH", "s", "a"),
+			do(listWrongType, "RPUSHX", "s", "a"),
+			do(listWrongType, "LPOP", "s"),
+			do(listWrongType, "LLEN", "s"),
+			do(listWrongType, "LINDEX", "s", "x"), // the key is checked before the index
+			do(listWrongType, "LSET", "s", "0", "v"),
 			do(notInt, "LRANGE", "s", "x", "0"), // the indexes before the key
-			do(wrongType, "LRANGE", "s", "0", "1"),
-			do(wrongType, "LTRIM", "s", "0", "1"),
-			do(wrongType, "LREM", "s", "0", "v"),
+			do(listWrongType, "LRANGE", "s", "0", "1"),
+			do(listWrongType, "LTRIM", "s", "0", "1"),
+			do(listWrongType, "LREM", "s", "0", "v"),
 			do(syntax, "LINSERT", "s", "middle", "a", "b"),
-			do(wrongType, "LINSERT", "s", "before", "a", "b"),
-			do(wrongType, "LPOS", "s", "v"),
+			do(listWrongType, "LINSERT", "s", "before", "a", "b"),
+			do(listWrongType, "LPOS", "s", "v"),
 			do(null, "LMOVE", "none", "s", "LEFT", "LEFT"), // a missing source comes first
 			do(num(1), "RPUSH", "l", "x"),
-			do(wrongType, "LMOVE", "l", "s", "LEFT", "LEFT"),
+			do(listWrongType, "LMOVE", "l", "s", "LEFT", "LEFT"),
 			do(bulks("x"), "LRANGE", "l", "0", "-1"),
-			do(wrongType, "LMPOP", "2", "none", "s", "LEFT"),
-			do(wrongType, "BLPOP", "none", "s", "0"),
+			do(listWrongType, "LMPOP", "2", "none", "s", "LEFT"),
+			do(listWrongType, "BLPOP", "none", "s", "0"),
 		}},
 		{"lindex lset", []step{
 			do(num(5), "RPUSH", "l", "a", "b", "c", "d", "e"),
