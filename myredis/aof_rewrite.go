@@ -172,7 +172,7 @@ func (a *aof) capture(rw *rewrite, db *DB, key string, whole bool) int {
 			return 1
 		}
 		it.cmds = appendHashRewrite(nil, key, v) // HMSET, 64 fields each
-	case sliceable: // sorted sets and sets
+	case sliceable: // sorted sets, sets and lists
 		if !whole && v.sliceLen() > zsetSlice {
 			rw.slicing = append(rw.slicing, &zsetCapture{db: db, key: key, z: v, expireAt: at})
 			return 1
@@ -186,7 +186,7 @@ func (a *aof) capture(rw *rewrite, db *DB, key string, whole bool) int {
 	return 1 + len(it.cmds)/4096
 }
 
-// Sorted sets, sets and hashes are changed in place, so capturing one means encoding
+// Sorted sets, sets, lists and hashes are changed in place, so capturing one means encoding
 // it. A large one (more than zsetSlice members, or hash slots) is encoded
 // zsetSlice at a time, one executor job each; until it is done no write has
 // touched it (a write would first finish it: finishSlicing), so its members keep
@@ -206,7 +206,7 @@ func (z *zset) appendRewrite(b []byte, key string, from, to int) []byte {
 	return appendZSetRewrite(b, key, z, from, to)
 }
 
-// zsetCapture is a large sorted set, set or hash being captured.
+// zsetCapture is a large sorted set, set, list or hash being captured.
 type zsetCapture struct {
 	db       *DB
 	key      string

@@ -259,6 +259,7 @@ func configGetNames(params map[string]func() string, args [][]byte) map[string]s
 // runtimeSettable are the settings CONFIG SET may change while running.
 var runtimeSettable = map[string]bool{
 	"requirepass": true, "maxclients": true, "hz": true, "loglevel": true,
+	"list-max-listpack-size": true, "list-max-ziplist-size": true, "list-compress-depth": true,
 	"appendfsync": true, "save": true, "proto-max-bulk-len": true, "maxmemory": true, "timeout": true,
 	"lua-time-limit": true, "busy-reply-threshold": true, "hll-sparse-max-bytes": true, "active-expire-effort": true,
 	"maxmemory-policy": true, "tcp-keepalive": true,

@@ -21,12 +21,6 @@ type sortableList interface {
 	sortElements() [][]byte
 }
 
-// sortStoreList builds the list SORT ... STORE writes from its elements, head to
-// tail (the list owns them). It is set where the list type is defined; while it is
-// nil (a build without lists) a STORE with a non-empty result answers
-// msgSortStoreNoList.
-var sortStoreList func(s *Server, elems [][]byte) any
-
 // sortKeys are SORT's key arguments: the sorted key and STORE's destination
 // (COMMAND GETKEYS, and what the AOF rewrite captures before a write).
 func sortKeys(args [][]byte) [][]byte {
@@ -347,11 +341,7 @@ func (x *Ctx) sortStore(items []sortItem, o sortOpts) {
 		x.w.Int(0)
 		return
 	}
-	if sortStoreList == nil {
-		x.err(msgSortStoreNoList)
-		return
-	}
-	x.db.set(dst, sortStoreList(x.s, out), false)
+	x.db.set(dst, listFromElems(x.s, out), false)
 	x.dirty(len(out))
 	x.w.Int(int64(len(out)))
 }

@@ -34,8 +34,8 @@ func commandsSortedSet() []*command {
 		{name: "zrevrangebylex", arity: -4, flags: flagReadonly, fn: zrangeCmd(byLex, dirReverse), firstKey: 1, lastKey: 1},
 		{name: "zpopmin", arity: -2, flags: flagWrite, fn: zpopCmd(false), firstKey: 1, lastKey: 1},
 		{name: "zpopmax", arity: -2, flags: flagWrite, fn: zpopCmd(true), firstKey: 1, lastKey: 1},
-		{name: "bzpopmin", arity: -3, flags: flagWrite | flagNoScript | flagBlocking, fn: bzpopCmd(false), firstKey: 1, lastKey: -2},
-		{name: "bzpopmax", arity: -3, flags: flagWrite | flagNoScript | flagBlocking, fn: bzpopCmd(true), firstKey: 1, lastKey: -2},
+		{name: "bzpopmin", arity: -3, flags: flagWrite | flagNoScript | flagBlocking, fn: bzpopCmd(false), firstKey: 1, lastKey: -2, serves: servesZSet},
+		{name: "bzpopmax", arity: -3, flags: flagWrite | flagNoScript | flagBlocking, fn: bzpopCmd(true), firstKey: 1, lastKey: -2, serves: servesZSet},
 		{name: "zremrangebyscore", arity: 4, flags: flagWrite, fn: zremrangeCmd(byScore), firstKey: 1, lastKey: 1},
 		{name: "zremrangebyrank", arity: 4, flags: flagWrite, fn: zremrangeCmd(byRank), firstKey: 1, lastKey: 1},
 		{name: "zremrangebylex", arity: 4, flags: flagWrite, fn: zremrangeCmd(byLex), firstKey: 1, lastKey: 1},
@@ -684,7 +684,11 @@ func bzpopCmd(max bool) func(*Ctx) {
 		for _, k := range x.args[1 : x.nargs()-1] {
 			keys = append(keys, string(k))
 		}
-		for _, key := range keys {
+		takeFrom := keys
+		if x.readyKey != "" { // served: from the key that woke it, as Redis
+			takeFrom = []string{x.readyKey}
+		}
+		for _, key := range takeFrom {
 			z, ok := x.writeZSet(key)
 			if !ok {
 				return
@@ -711,6 +715,18 @@ func bzpopCmd(max bool) func(*Ctx) {
 		}
 		x.block(keys, timeout)
 	}
+}
+
+// servesZSet tells the blocking machinery whether key can serve a blocked
+// BZPOPMIN/BZPOPMAX now: it holds a sorted set (never empty: the last member
+// takes the key with it). Runs on the executor.
+func servesZSet(db *DB, key string) bool {
+	e := db.lookup(key)
+	if e == nil {
+		return false
+	}
+	_, ok := e.val.(*zset)
+	return ok
 }
 
 // parseTimeout reads a blocking command's timeout in seconds as Redis 7.0 does: a

@@ -39,6 +39,9 @@ type command struct {
 	subs map[string]*command
 	// stats are INFO commandstats/latencystats figures (stats.go), executor-owned.
 	stats cmdStats
+	// serves, when set, tells whether a client blocked in this command can be
+	// served from key now; one it refuses keeps its place in line (blocking).
+	serves func(db *DB, key string) bool
 }
 
 // subcommands builds a container's subcommand table from name -> arity.
@@ -187,6 +190,7 @@ var commandGroups = []func() []*command{
 	commandsConnection,
 	commandsServer,
 	commandsTransaction,
+	commandsList,
 	commandsScripting,
 	commandsShutdown,
 	commandsPersistence,

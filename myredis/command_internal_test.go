@@ -114,6 +114,7 @@ func FuzzCommand(f *testing.F) {
 		"CONFIG SET hz 5 maxclients 10\nCONFIG GET *\nINFO everything\nCOMMAND INFO get\nCOMMAND GETKEYS SET k v",
 		"SELECT 3\nSET k v PX 1\n!tick 5\nEXISTS k\nFLUSHALL\nDBSIZE",
 		"EXPIRE k 10 GT LT\nPEXPIREAT k 1\nGETEX k PERSIST\nSET k v KEEPTTL GET",
+		"RPUSH l a b c a\nLPOS l a RANK -1 COUNT 0\nLMPOP 1 l LEFT COUNT 2\nLMOVE l l LEFT RIGHT\nLTRIM l 1 -1\nBLPOP l 0\nLINSERT l BEFORE a x",
 		"SCRIPT LOAD return\nEVAL return 0\nEVAL x 1 k\nEVALSHA 0 0\nSCRIPT EXISTS a\nEVAL_RO return 0\nSCRIPT FLUSH",
 	} {
 		f.Add([]byte(seed))

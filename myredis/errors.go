@@ -60,13 +60,20 @@ const (
 	msgNumkeysPositive = "ERR numkeys should be greater than 0"
 
 	// SORT.
-	msgSortNotDouble   = "ERR One or more scores can't be converted into double"
-	msgSortStoreNoList = "ERR SORT STORE writes a list, and this build of MyRedis has no list type"
+	msgSortNotDouble = "ERR One or more scores can't be converted into double"
 
 	// Hashes.
 	msgHashNotInt   = "ERR hash value is not an integer"
 	msgHashNotFloat = "ERR hash value is not a float"
 	msgHashIncrNaN  = "ERR value is NaN or Infinity"
+
+	// Lists.
+	msgIndexOutOfRange    = "ERR index out of range"
+	msgLposRankZero       = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list"
+	msgLposCountNegative  = "ERR COUNT can't be negative"
+	msgLposMaxlenNegative = "ERR MAXLEN can't be negative"
+	msgMpopNumkeys        = "ERR numkeys should be greater than 0" // the same text as the sets' msgNumkeysPositive
+	msgMpopCountPositive  = "ERR count should be greater than 0"
 
 	// Transactions.
 	msgNestedMulti     = "ERR MULTI calls can not be nested"

@@ -141,6 +141,9 @@ type Ctx struct {
 	// rewrite, when set, is what the AOF records instead of args.
 	rewrite [][]byte
 	changed int // workers mode only: this command's dirty count (workers.go)
+	// readyKey is set when the command is a blocked one being served: the key
+	// whose change woke it, the one it takes from (as Redis serves key by key).
+	readyKey string
 }
 
 // call runs one command for c: lookup, arity, auth, MULTI queueing, then the
@@ -230,8 +233,8 @@ func (s *Server) exec(x *Ctx) {
 		}
 		s.propagate(x.db, args)
 	}
-	if len(s.ready) > 0 && !x.inScript && !x.inMulti {
-		s.serveBlocked()
+	if len(s.ready) > 0 && !x.inScript && !x.inMulti && x.readyKey == "" {
+		s.serveBlocked() // (a served command's own pushes are served by the loop there)
 	}
 }
 
@@ -353,7 +356,10 @@ func (s *Server) signalReady(db *DB, key string) {
 	}
 }
 
-// serveBlocked re-runs the commands of clients blocked on ready keys, oldest first.
+// serveBlocked re-runs the commands of clients blocked on ready keys, key by key
+// in the order they became ready, oldest client first. A command whose serves
+// check refuses the key (a list command on an empty list or a string) is not run
+// and keeps its place.
 func (s *Server) serveBlocked() {
 	for len(s.ready) > 0 {
 		dk := s.ready[0]
@@ -363,11 +369,14 @@ func (s *Server) serveBlocked() {
 				continue
 			}
 			bs := c.blocked
+			cmd := s.table.lookup(bs.args[0])
+			if cmd.serves != nil && !cmd.serves(dk.db, dk.key) {
+				continue
+			}
 			s.unblock(c)
 			c.blockOut.Reset()
-			cmd := s.table.lookup(bs.args[0])
 			x := &c.x
-			*x = Ctx{s: s, c: c, db: bs.db, cmd: cmd, args: bs.args, w: &c.blockOut}
+			*x = Ctx{s: s, c: c, db: bs.db, cmd: cmd, args: bs.args, w: &c.blockOut, readyKey: dk.key}
 			s.exec(x)
 			if c.blocked != nil { // still nothing to take: keep waiting, same deadline
 				c.blocked.deadline = bs.deadline

@@ -18,16 +18,19 @@
 #           set of SET_SIZE members
 #   script  EVALSHA of ZCARD + ZPOPMIN + ZADD
 #   multi   MULTI / INCR / EXEC                       (scripts/respload)
+#   lists   LPUSH RPUSH LPOP RPOP LRANGE_100 LRANGE_600   (redis-benchmark's tests), plus
+#           memory per element of a list of LIST_SIZE elements
 #   aof     SET and ZADD with appendonly yes, appendfsync everysec and always
 #
 # Settings (environment):
 #   N=200000          requests per test          REPS=3        repetitions (medians)
 #   N_PIPE=$N         requests per test when -P > 1 (longer runs are steadier)
 #   CLIENTS=50        connections                PIPELINES="1 16"  -P values
-#   SECTIONS="core zset sets script multi aof"   ZSET_SIZE=1000000 preloaded members
+#   SECTIONS="core zset sets lists script multi aof"   ZSET_SIZE=1000000 preloaded members
 #   SET_SIZE=1000000  members of the set whose memory is measured
 #   AOF_N=$N          requests per AOF test      AOF_POLICIES="everysec always"
 #   MYREDIS_BIN=...   use this binary instead of building ./cmd/myredis
+#   LIST_SIZE=1000000 elements of the list whose memory is measured
 #   MYREDIS_ENV="GOMAXPROCS=1"   environment for MyRedis only
 #   MYREDIS_ARGS="..."           extra MyRedis flags
 #   PROFILE=dir       write MyRedis CPU profiles (MYREDIS_CPUPROFILE) into dir
@@ -42,12 +45,13 @@ N=${N:-200000}
 REPS=${REPS:-3}
 CLIENTS=${CLIENTS:-50}
 PIPELINES=${PIPELINES:-"1 16"}
-SECTIONS=${SECTIONS:-"core zset sets script multi aof"}
+SECTIONS=${SECTIONS:-"core zset sets lists script multi aof"}
 ZSET_SIZE=${ZSET_SIZE:-1000000}
 SET_SIZE=${SET_SIZE:-1000000}
 AOF_N=${AOF_N:-$N}
 AOF_POLICIES=${AOF_POLICIES:-"everysec always"}
 MYREDIS_ENV=${MYREDIS_ENV:-}
+LIST_SIZE=${LIST_SIZE:-1000000}
 MYREDIS_ARGS=${MYREDIS_ARGS:-}
 REDIS_SERVER=${REDIS_SERVER:-redis-server}
 MY_LABEL=${MY_LABEL:-MyRedis}
@@ -382,6 +386,59 @@ section_multi() {
 	done
 }
 
+# list_preload PORT KEY COUNT SIZE: RPUSH COUNT elements of SIZE bytes ("mem:" and digits,
+# as the sorted set's members; "x"s when SIZE < 8) in batches of 1000, with redis-cli --pipe.
+list_preload() {
+	local file=$tmp/list-$2-$3-$4.resp
+	if [[ ! -f $file ]]; then
+		awk -v n="$3" -v key="$2" -v size="$4" 'BEGIN {
+			for (i = 0; i < n; i += 1000) {
+				m = (n - i < 1000) ? n - i : 1000
+				printf "*%d\r\n$5\r\nRPUSH\r\n$%d\r\n%s\r\n", 2 + m, length(key), key
+				for (j = i; j < i + m; j++) {
+					if (size < 8) { e = substr("xxxxxxx", 1, size) } else { e = sprintf("mem:%0" (size - 4) "d", j) }
+					printf "$%d\r\n%s\r\n", length(e), e
+				}
+			}
+		}' >"$file"
+	fi
+	redis-cli -p "$1" del "$2" >/dev/null
+	local out
+	out=$(redis-cli -p "$1" --pipe <"$file" 2>&1)
+	grep -q 'errors: 0' <<<"$out" || { log "preload of $2 failed: $out"; return 1; }
+}
+
+# section_lists: redis-benchmark's list tests. LPUSH and RPUSH grow "mylist" by N each,
+# LPOP and RPOP take them back, so no pop meets an empty list; the LRANGE tests read a
+# list of 600 three-byte elements as redis-benchmark's own LRANGE tests do. Memory: a
+# list of LIST_SIZE 16-byte elements, used_memory and RSS added by loading it.
+section_lists() {
+	if ! supports "$MY_PORT" llen lbench || ! supports "$MY_PORT" lrange lbench 0 1; then
+		log "lists: skipped, MyRedis does not know the list commands yet"
+		return
+	fi
+	local rep server p before after test
+	for server in my rd; do
+		redis-cli -p "$(port_of "$server")" flushall >/dev/null
+		before=$(memory_of "$server")
+		list_preload "$(port_of "$server")" lmem "$LIST_SIZE" 16
+		after=$(memory_of "$server")
+		echo "$server $before $after" >>"$tmp/list-memory"
+		redis-cli -p "$(port_of "$server")" del lmem >/dev/null
+	done
+	for rep in $(seq "$REPS"); do
+		for p in $PIPELINES; do
+			for server in my rd; do redis-cli -p "$(port_of "$server")" del mylist >/dev/null; done
+			for test in lpush rpush lpop rpop; do
+				pair bench lists "$rep" "$p" - -t "$test"
+			done
+			for server in my rd; do list_preload "$(port_of "$server")" lrange600 600 3; done
+			pair bench lists "$rep" "$p" "LRANGE_100 (first 100 elements)" lrange lrange600 0 99
+			pair bench lists "$rep" "$p" "LRANGE_600 (first 600 elements)" lrange lrange600 0 599
+		done
+	done
+}
+
 section_aof() {
 	local policy rep p
 	for policy in $AOF_POLICIES; do
@@ -441,6 +498,16 @@ report() {
 				(rd > 0 ? my / rd : 0), (nr ? median(key, "ratio") : 0), runs, median(key, "mycpu"), median(key, "rdcpu")
 		}
 	}' "$results"
+	if [[ -f $tmp/list-memory ]]; then
+		echo
+		echo "List of $LIST_SIZE elements (16 bytes each): memory added by the preload"
+		echo
+		echo "| server | used_memory bytes/element | RSS bytes/element |"
+		echo "|---|---:|---:|"
+		awk -v n="$LIST_SIZE" '{
+			name = ($1 == "my") ? "MyRedis" : "Redis"
+			printf "| %s | %.1f | %.1f |\n", name, ($4 - $2) / n, ($5 - $3) / n }' "$tmp/list-memory"
+	fi
 	if [[ -f $tmp/memory ]]; then
 		echo
 		echo "Sorted set of $ZSET_SIZE members (16-byte names): memory added by the preload"
@@ -475,6 +542,7 @@ for s in $SECTIONS; do
 	case $s in
 	core | zset | sets | script | multi) log "section $s"; "section_$s" ;;
 	aof) ((need_pair)) && stop_pair; need_pair=0; log "section aof"; section_aof ;;
+	lists) log "section lists"; section_lists ;;
 	*) log "unknown section $s"; exit 2 ;;
 	esac
 done
