@@ -41,13 +41,13 @@ func verifyDumpPayload(p []byte) bool {
 }
 
 // loadDumpPayload decodes a verified payload's value.
-func loadDumpPayload(p []byte) (any, error) {
+func loadDumpPayload(p []byte, s *Server) (any, error) {
 	r := rdbReader{p: p[:len(p)-10]}
 	typ, err := r.byte1()
 	if err != nil {
 		return nil, err
 	}
-	return readRDBValue(&r, typ)
+	return readRDBValue(&r, typ, s)
 }
 
 func cmdDump(x *Ctx) {
@@ -132,7 +132,7 @@ func cmdRestore(x *Ctx) {
 		x.err(msgDumpPayload)
 		return
 	}
-	val, err := loadDumpPayload(payload)
+	val, err := loadDumpPayload(payload, x.s)
 	if err != nil {
 		x.err(msgBadDataFormat)
 		return

@@ -1,6 +1,7 @@
 package myredis
 
 import (
+	"bytes"
 	"strings"
 )
 
@@ -27,7 +28,8 @@ const (
 )
 
 // valueCopier is a value that can make an independent copy of itself (COPY).
-// Strings are never changed in place, so they are shared instead.
+// Strings are copied too: SETBIT, SETRANGE, BITFIELD and the PF commands
+// change a string's bytes in place, so no two keys may share them.
 type valueCopier interface {
 	copyValue() any
 }
@@ -36,7 +38,7 @@ type valueCopier interface {
 func copyOf(val any) (any, bool) {
 	switch v := val.(type) {
 	case []byte:
-		return v, true
+		return bytes.Clone(v), true
 	case valueCopier:
 		return v.copyValue(), true
 	}

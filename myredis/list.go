@@ -79,7 +79,7 @@ func (l *list) typeName() string { return "list" }
 
 // objectEncoding is what OBJECT ENCODING answers: Redis 7.0 keeps every list in a
 // quicklist (its listpack encoding for small lists came with 7.2).
-func (l *list) objectEncoding(*Server) string { return "quicklist" }
+func (l *list) objectEncoding(*EncodingLimits) string { return "quicklist" }
 
 // Len is the number of elements.
 func (l *list) Len() int { return l.n }

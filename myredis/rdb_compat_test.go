@@ -28,6 +28,14 @@ func dumpCases() []dumpCase {
 		bigZSet = append(bigZSet, fmt.Sprintf("%d.5", i-150), fmt.Sprintf("m%d", i))
 	}
 	wideHash = append(wideHash, "HSET", "k", "f", strings.Repeat("x", 100), "n", "-12345678901", "e", "")
+	bigList := []string{"RPUSH", "k"}
+	bigSet := []string{"SADD", "k"}
+	bigIntSet := []string{"SADD", "k"}
+	for i := range 1000 {
+		bigList = append(bigList, fmt.Sprintf("e%d", i), fmt.Sprint(i*1000003))
+		bigSet = append(bigSet, fmt.Sprintf("m%d", i))
+		bigIntSet = append(bigIntSet, fmt.Sprint(i-300))
+	}
 	return []dumpCase{
 		{"short string", [][]string{{"SET", "k", "hello"}}, [][]string{{"GET", "k"}}},
 		{"integer strings", [][]string{{"SET", "k", "-2147483648"}}, [][]string{{"GET", "k"}}},
@@ -39,6 +47,13 @@ func dumpCases() []dumpCase {
 		{"hash with a long value", [][]string{wideHash}, [][]string{{"^HGETALL", "k"}}},
 		{"small zset", [][]string{{"ZADD", "k", "1", "a", "-inf", "b", "+inf", "c", "2.5e-10", "d"}}, [][]string{{"ZRANGE", "k", "0", "-1", "WITHSCORES"}}},
 		{"big zset", [][]string{bigZSet}, [][]string{{"ZRANGE", "k", "0", "-1", "WITHSCORES"}, {"ZCARD", "k"}}},
+		{"small list", [][]string{{"RPUSH", "k", "a", "1", "-70000", strings.Repeat("z", 70), ""}}, [][]string{{"LRANGE", "k", "0", "-1"}}},
+		{"big list", [][]string{bigList}, [][]string{{"LRANGE", "k", "0", "-1"}, {"LLEN", "k"}}},
+		{"list with a big element", [][]string{{"RPUSH", "k", "x", long + long + long + long + long, "y"}}, [][]string{{"LRANGE", "k", "0", "-1"}}},
+		{"intset", [][]string{{"SADD", "k", "1", "-2", "300", "70000", "-5000000000"}}, [][]string{{"SMEMBERS", "k"}, {"OBJECT", "ENCODING", "k"}}},
+		{"big intset", [][]string{bigIntSet}, [][]string{{"^SMEMBERS", "k"}, {"SCARD", "k"}}},
+		{"small set", [][]string{{"SADD", "k", "a", "b", "1"}}, [][]string{{"^SMEMBERS", "k"}}},
+		{"big set", [][]string{bigSet}, [][]string{{"^SMEMBERS", "k"}, {"SCARD", "k"}}},
 	}
 }
 

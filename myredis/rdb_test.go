@@ -9,6 +9,9 @@ import (
 	"pgregory.net/rapid"
 )
 
+// testServer gives the decoders their settings (the defaults).
+var testServer = &Server{cfg: DefaultConfig()}
+
 func TestCRC64(t *testing.T) {
 	assert.Equal(t, uint64(0xe9c6d914c4b8d9ca), crc64(0, []byte("123456789")), "Redis's crc64 test vector")
 	// Redis 7.0.15's DUMP of SET s hello
@@ -83,7 +86,7 @@ func TestRDBValueRoundTrip(t *testing.T) {
 		p, ok := dumpPayload(v)
 		require.True(t, ok)
 		require.True(t, verifyDumpPayload(p))
-		got, err := loadDumpPayload(p)
+		got, err := loadDumpPayload(p, testServer)
 		require.NoError(t, err)
 		switch v := v.(type) {
 		case []byte:
@@ -115,6 +118,6 @@ func FuzzRDBPayload(f *testing.F) {
 		if err != nil {
 			return
 		}
-		readRDBValue(&r, typ)
+		readRDBValue(&r, typ, testServer)
 	})
 }

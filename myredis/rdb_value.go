@@ -55,15 +55,69 @@ func (z *zset) appendRDB(w *rdbWriter) byte {
 	return rdbTypeZSet2
 }
 
-// Loaders of the types that live in their own files register here: a list
-// from its elements in order, a set from its members.
-var (
-	rdbNewList func(elems [][]byte) any
-	rdbNewSet  func(members [][]byte) any
-)
+// rdbListNodeEntries bounds the entries of one listpack node MyRedis writes
+// (Redis's default fill, -2, is 8 KB; 128 entries of any size stays near it).
+const rdbListNodeEntries = 128
 
-// readRDBValue reads a value of type typ.
-func readRDBValue(r *rdbReader, typ byte) (any, error) {
+func (l *list) appendRDB(w *rdbWriter) byte {
+	nodes := (l.Len() + rdbListNodeEntries - 1) / rdbListNodeEntries
+	w.length(uint64(nodes))
+	var entries [][]byte
+	var lp []byte
+	flush := func() {
+		w.length(quicklistPacked)
+		lp = appendListpack(lp[:0], entries)
+		w.str(lp)
+		entries = entries[:0]
+	}
+	l.Range(0, l.Len(), func(v []byte) bool {
+		if entries = append(entries, v); len(entries) == rdbListNodeEntries {
+			flush()
+		}
+		return true
+	})
+	if len(entries) > 0 {
+		flush()
+	}
+	return rdbTypeListQuick2
+}
+
+func (s *setValue) appendRDB(w *rdbWriter) byte {
+	if !s.hash { // an intset, in Redis's layout: width, count, little-endian members
+		width := 2
+		for _, v := range s.ints {
+			switch {
+			case v < math.MinInt32 || v > math.MaxInt32:
+				width = 8
+			case (v < math.MinInt16 || v > math.MaxInt16) && width < 4:
+				width = 4
+			}
+		}
+		b := binary.LittleEndian.AppendUint32(nil, uint32(width))
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(s.ints)))
+		for _, v := range s.ints {
+			switch width {
+			case 2:
+				b = binary.LittleEndian.AppendUint16(b, uint16(v))
+			case 4:
+				b = binary.LittleEndian.AppendUint32(b, uint32(v))
+			default:
+				b = binary.LittleEndian.AppendUint64(b, uint64(v))
+			}
+		}
+		w.str(b)
+		return rdbTypeSetIntset
+	}
+	w.length(uint64(s.Len()))
+	for _, m := range s.members() {
+		w.str([]byte(m))
+	}
+	return rdbTypeSet
+}
+
+// readRDBValue reads a value of type typ. s gives the encoding settings
+// new values are built with.
+func readRDBValue(r *rdbReader, typ byte, s *Server) (any, error) {
 	switch typ {
 	case rdbTypeString:
 		return r.str()
@@ -77,16 +131,22 @@ func readRDBValue(r *rdbReader, typ byte) (any, error) {
 		return readPackedZSet(r, typ)
 	case rdbTypeList, rdbTypeListZiplist, rdbTypeListQuicklist, rdbTypeListQuick2:
 		elems, err := readListElems(r, typ)
-		if err != nil || rdbNewList == nil || len(elems) == 0 {
+		if err != nil || len(elems) == 0 {
 			return nil, errRDB
 		}
-		return rdbNewList(elems), nil
+		return listFromElems(s, elems), nil
 	case rdbTypeSet, rdbTypeSetIntset:
 		members, err := readSetMembers(r, typ)
-		if err != nil || rdbNewSet == nil || len(members) == 0 {
+		if err != nil || len(members) == 0 {
 			return nil, errRDB
 		}
-		return rdbNewSet(members), nil
+		set := newSet()
+		for _, m := range members {
+			if !set.add(m, s.cfg.setMaxIntsetEntries()) {
+				return nil, errRDB // a duplicate member
+			}
+		}
+		return set, nil
 	}
 	return nil, errRDB // modules, streams (not yet), zipmaps
 }

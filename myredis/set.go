@@ -58,7 +58,7 @@ func newSet() *setValue { return &setValue{} }
 func (s *setValue) typeName() string { return "set" }
 
 // objectEncoding is OBJECT ENCODING's answer, as Redis 7.0 would give it.
-func (s *setValue) objectEncoding(*Server) string {
+func (s *setValue) objectEncoding(*EncodingLimits) string {
 	if s.hash {
 		return "hashtable"
 	}
