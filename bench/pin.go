@@ -155,6 +155,7 @@ func (e *Env) ServerPinning(ctx context.Context, p ServerParams, pinned CPUPlan)
 	if !pinned.Pinned {
 		return nil, fmt.Errorf("server --pin compare: cannot pin here (%s)", pinned.How)
 	}
+	r := e.newReport("server", p)
 	unpinned := pinned
 	unpinned.Pinned, unpinned.How = false, "taskset (util-linux), reset to every allowed CPU"
 	var runs [2]*Report
@@ -168,7 +169,6 @@ func (e *Env) ServerPinning(ctx context.Context, p ServerParams, pinned CPUPlan)
 		}
 		runs[i] = r
 	}
-	r := e.newReport("server", p)
 	r.CPUs = "compared: " + pinned.String() + "; then " + unpinned.String()
 	a, b := runs[0].Results.(ServerResults), runs[1].Results.(ServerResults)
 	r.Machine.Servers = runs[0].Machine.Servers

@@ -1,6 +1,8 @@
 // Package bench turns the design notes' claims into measurements anyone can rerun:
 // the leader race and what MyRedis --workers N breaks (race), admission overshoot
-// by strategy and instance count (overshoot), admit period against throughput
+// by strategy and instance count (overshoot), the notes' ticket sale with a
+// backlog at the opening, stepped load and the --workers breakage (sale),
+// admit period against throughput
 // (period), the accuracy of the ETA shown at join (eta), and MyRedis against real
 // Redis on the queue's own command mix (server).
 //

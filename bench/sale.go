@@ -63,11 +63,10 @@ func DefaultSaleParams() SaleParams {
 }
 
 // ShortSaleParams is `make bench`'s size: 200 users, 1 s sessions (polls at
-// least every 500 ms), 3 and 10
-// instances, two short stages, the --workers runs on MyRedis only.
+// least every 500 ms), 3 instances, two short stages, and the --workers runs.
 func ShortSaleParams() SaleParams {
 	p := DefaultSaleParams()
-	p.Users, p.Session, p.PollCap, p.Instances = 200, time.Second, 500*time.Millisecond, []int{3, 10}
+	p.Users, p.Session, p.PollCap, p.Instances = 200, time.Second, 500*time.Millisecond, []int{3}
 	p.Stages = []stage{{40, time.Second}, {80, time.Second}}
 	p.Drain = 20 * time.Second
 	return p
@@ -127,6 +126,7 @@ type SaleCell struct {
 	MultiAdmitPeriods int    `json:"multi_admitter_periods,omitempty"`
 	Skipped           string `json:"skipped,omitempty"`
 	active            []sample
+	version           string // the store's, for the report
 }
 
 // SaleResults is results.json's "results" for `bench sale`.
@@ -175,22 +175,12 @@ func (e *Env) Sale(ctx context.Context, p SaleParams) (*Report, error) {
 			return nil, err
 		}
 		for _, c := range res.Break {
-			if c.Store != store.Name {
-				r.Machine.Servers[c.Store] = storeVersion(c.Store, c.Workers)
-			}
+			r.Machine.Servers[c.Store] = c.version
 		}
 	}
 	r.Results = res
 	saleTables(r, &res, p)
 	return r.finish(), nil
-}
-
-// storeVersion names a store of the --workers runs for the report.
-func storeVersion(name string, workers int) string {
-	if workers > 0 {
-		return fmt.Sprintf("MyRedis --workers %d", workers)
-	}
-	return "redis-server"
 }
 
 // saleBreak runs the --workers part: the leader on MyRedis --workers 1 (the
@@ -249,7 +239,8 @@ func (e *Env) saleBreak(ctx context.Context, p SaleParams, res *SaleResults, pro
 // saleCell runs one sale: the backlog joins, the instances start (the
 // opening), the backlog is admitted wave by wave, then the stages arrive.
 func (e *Env) saleCell(ctx context.Context, store *Target, p SaleParams, strategy string, n int, progress func()) (SaleCell, error) {
-	cell := SaleCell{Strategy: strategy, Instances: n, Store: store.Name, Workers: store.Workers, Backlog: p.Users}
+	cell := SaleCell{Strategy: strategy, Instances: n, Store: store.Name, Workers: store.Workers, Backlog: p.Users,
+		version: store.Version}
 	if missing := storeMissing(ctx, store); len(missing) > 0 {
 		if !lacksEvalOnly(missing) {
 			return cell, fmt.Errorf("sale: the store %s lacks %s; try --store redis", store.Name, strings.Join(missing, ", "))

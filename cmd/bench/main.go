@@ -243,7 +243,7 @@ func runServer(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	if c.short && !flagSet(fs, "requests") {
-		p.Requests = 20000
+		p.Requests = 10000
 	}
 	if c.short && !flagSet(fs, "runs") {
 		p.Runs = 2
@@ -379,6 +379,9 @@ func runOvershoot(ctx context.Context, args []string, out io.Writer) error {
 	}
 	if c.short && !flagSet(fs, "drain") {
 		p.Drain = 20 * time.Second
+	}
+	if c.short && !flagSet(fs, "instances") {
+		*instances = "3,10" // the sale scenario reproduces the notes; 1 instance is its control
 	}
 	p.Strategies = splitList(*strategies)
 	if p.Instances, err = parseInts(*instances); err != nil {
