@@ -45,6 +45,7 @@ type SaleParams struct {
 	BreakWorkers    int      `json:"break_workers"`
 	BreakInstances  int      `json:"break_instances"`
 	BreakStrategies []string `json:"break_strategies"`
+	BreakRedis      bool     `json:"break_redis"` // the leader on redis-server too
 }
 
 // DefaultSaleParams: 2,000 users waiting, slot 100, 2 s sessions, 200 ms period,
@@ -58,17 +59,18 @@ func DefaultSaleParams() SaleParams {
 		Period: 200 * time.Millisecond, PollCap: time.Second, TicketTTL: 2 * time.Minute,
 		Stages:       []stage{{20, 5 * time.Second}, {40, 5 * time.Second}, {80, 5 * time.Second}, {160, 5 * time.Second}},
 		Drain:        90 * time.Second,
-		BreakWorkers: 4, BreakInstances: 3, BreakStrategies: []string{"leader", "optimistic", "atomic"},
+		BreakWorkers: 4, BreakInstances: 3, BreakStrategies: []string{"leader", "optimistic", "atomic"}, BreakRedis: true,
 	}
 }
 
 // ShortSaleParams is `make bench`'s size: 200 users, 1 s sessions (polls at
-// least every 500 ms), 3 instances, two short stages, and the --workers runs.
+// least every 500 ms), 3 instances, one short stage, and the --workers runs
+// on MyRedis.
 func ShortSaleParams() SaleParams {
 	p := DefaultSaleParams()
 	p.Users, p.Session, p.PollCap, p.Instances = 200, time.Second, 500*time.Millisecond, []int{3}
-	p.Stages = []stage{{40, time.Second}, {80, time.Second}}
-	p.Drain = 20 * time.Second
+	p.Stages = []stage{{80, time.Second}}
+	p.Drain, p.BreakRedis = 20*time.Second, false
 	return p
 }
 
@@ -115,6 +117,7 @@ type SaleCell struct {
 	ErrorRate      float64     `json:"error_rate"`
 	FirstError     string      `json:"first_error,omitempty"`
 	ObserverReads  int         `json:"observer_reads"`
+	ObserverMaxGap float64     `json:"observer_max_gap_seconds"` // longest time between two reads
 	// From each instance's /metrics at the end.
 	InstanceAdmissions []int64 `json:"instance_admissions"`
 	LostLeases         int64   `json:"lost_leases"`
@@ -221,7 +224,7 @@ func (e *Env) saleBreak(ctx context.Context, p SaleParams, res *SaleResults, pro
 		if err := runOn(wN, s); err != nil {
 			return nil, err
 		}
-		if s == "leader" && e.HaveRedis() {
+		if s == "leader" && p.BreakRedis && e.HaveRedis() {
 			rs, err := e.StartRedis(ctx)
 			if err != nil {
 				return nil, err
@@ -358,10 +361,15 @@ func (e *Env) saleCell(ctx context.Context, store *Target, p SaleParams, strateg
 		}
 	}
 	cell.Admitted = len(members)
-	if admittedTotal >= 0 {
-		cell.Duplicates = max(0, admittedTotal-int64(cell.Admitted))
+	cell.ObserverMaxGap = maxGap(active, opening, end)
+	if cell.ObserverMaxGap < p.Session.Seconds() {
+		if admittedTotal >= 0 {
+			cell.Duplicates = max(0, admittedTotal-int64(cell.Admitted))
+		}
+		cell.Lost = max(0, joined-cell.Admitted-int(waitingAtEnd))
+	} else {
+		cell.Duplicates, cell.Lost = -1, -1 // a whole session may have passed unseen
 	}
-	cell.Lost = max(0, joined-cell.Admitted-int(waitingAtEnd))
 	cell.LostReasons = oc.LostReasons
 	cell.Requests, cell.Errors, cell.ErrorRate, cell.FirstError = oc.Requests, oc.Errors, oc.ErrorRate, oc.FirstError
 	cell.MaxHeld = maxHeld(active, p.Period.Seconds())
@@ -379,6 +387,16 @@ func (e *Env) saleCell(ctx context.Context, store *Target, p SaleParams, strateg
 	cell.Phases = salePhases(opening, stagesAt, end, p.Stages, cnt.log, users, active)
 	cell.active = active
 	return cell, nil
+}
+
+// maxGap is the longest stretch (seconds) without a sample between from and to.
+func maxGap(s []sample, from, to time.Time) float64 {
+	last, gap := 0.0, 0.0
+	for _, x := range s {
+		gap = max(gap, x.T-last)
+		last = x.T
+	}
+	return max(gap, to.Sub(from).Seconds()-last)
 }
 
 // saleJoin puts n users in the queue before the opening, through the queue's
@@ -514,8 +532,9 @@ func maxHeld(s []sample, w float64) int64 {
 	return best
 }
 
-// observeMembers reads ZCARD of the active set every millisecond and, every
-// 20th read, its members instead, collecting every ticket ever seen there.
+// observeMembers reads ZCARD of the active set every millisecond and, when
+// 20 ms have passed since the last listing, its members instead, collecting
+// every ticket ever seen there.
 func (r *room) observeMembers(ctx context.Context, c *redis.Client, start time.Time) ([]sample, map[string]bool, int) {
 	var out []sample
 	seen := map[string]bool{}
@@ -523,14 +542,16 @@ func (r *room) observeMembers(ctx context.Context, c *redis.Client, start time.T
 	t := time.NewTicker(time.Millisecond)
 	defer t.Stop()
 	key := r.key("active")
-	for i := 0; ; i++ {
+	var listed time.Time
+	for {
 		select {
 		case <-ctx.Done():
 			return out, seen, reads
 		case <-t.C:
 		}
 		var n int64
-		if i%20 == 19 {
+		if time.Since(listed) >= 20*time.Millisecond {
+			listed = time.Now()
 			ms, err := c.ZRange(ctx, key, 0, -1).Result()
 			if err != nil {
 				continue
@@ -645,15 +666,15 @@ func saleTables(r *Report, res *SaleResults, p SaleParams) {
 		Title: fmt.Sprintf("the sale: %d waiting at the opening, slot %d, store %s, period %s, sessions of exactly %s (%.0f%% abandon), then %s",
 			p.Users, p.Slot, res.Store, p.Period, p.Session, 100*p.Abandon, strings.Join(stages, ", ")),
 		Header: []string{"strategy", "instances", "users", "max active", "overshoot", "held 1 period", "max confirmed",
-			"confirmed over", "duplicates", "lost", "backlog admitted/s", "errors"},
+			"confirmed over", "duplicates", "lost", "backlog admitted/s", "errors", "observer max gap ms"},
 	}
 	for _, c := range res.Cells {
 		if c.Skipped != "" {
-			t.AddRow(c.Strategy, c.Instances, "skipped: "+c.Skipped, "-", "-", "-", "-", "-", "-", "-", "-", "-")
+			t.AddRow(c.Strategy, c.Instances, "skipped: "+c.Skipped, "-", "-", "-", "-", "-", "-", "-", "-", "-", "-")
 			continue
 		}
 		t.AddRow(c.Strategy, c.Instances, c.Users, c.MaxObserved, c.Overshoot, c.MaxHeld, c.MaxConfirmed, c.ConfirmedOver,
-			c.Duplicates, c.Lost, fmt.Sprintf("%.1f", c.OpeningRate), pct(c.ErrorRate))
+			known(c.Duplicates), known(int64(c.Lost)), fmt.Sprintf("%.1f", c.OpeningRate), pct(c.ErrorRate), fmt.Sprintf("%.0f", 1000*c.ObserverMaxGap))
 		saleCellNotes(r, c, p)
 	}
 	r.Tables = append(r.Tables, t)
@@ -704,11 +725,11 @@ func saleTables(r *Report, res *SaleResults, p SaleParams) {
 		bt := Table{
 			Title: fmt.Sprintf("the same sale, %d instances, on MyRedis --workers 1 / --workers %d and redis-server", p.BreakInstances, p.BreakWorkers),
 			Header: []string{"strategy", "store", "workers", "max active", "overshoot", "held 1 period", "confirmed over",
-				"duplicates", "lost", "lost leases", "periods with >1 admitter", "rollbacks", "errors"},
+				"duplicates", "lost", "lost leases", "periods with >1 admitter", "rollbacks", "errors", "observer max gap ms"},
 		}
 		for _, c := range res.Break {
 			if c.Skipped != "" {
-				bt.AddRow(c.Strategy, c.Store, workersCell(c.Workers), "skipped: "+c.Skipped, "-", "-", "-", "-", "-", "-", "-", "-", "-")
+				bt.AddRow(c.Strategy, c.Store, workersCell(c.Workers), "skipped: "+c.Skipped, "-", "-", "-", "-", "-", "-", "-", "-", "-", "-")
 				continue
 			}
 			multi := "-"
@@ -716,7 +737,7 @@ func saleTables(r *Report, res *SaleResults, p SaleParams) {
 				multi = fmt.Sprintf("%d of %d", c.MultiAdmitPeriods, c.Periods)
 			}
 			bt.AddRow(c.Strategy, c.Store, workersCell(c.Workers), c.MaxObserved, c.Overshoot, c.MaxHeld, c.ConfirmedOver,
-				c.Duplicates, c.Lost, c.LostLeases, multi, c.Rollbacks, pct(c.ErrorRate))
+				known(c.Duplicates), known(int64(c.Lost)), c.LostLeases, multi, c.Rollbacks, pct(c.ErrorRate), fmt.Sprintf("%.0f", 1000*c.ObserverMaxGap))
 			if c.Store != res.Store {
 				saleCellNotes(r, c, p)
 			}
@@ -738,7 +759,7 @@ func saleTables(r *Report, res *SaleResults, p SaleParams) {
 		"max active: the observer's highest ZCARD of the active set, read in a loop every millisecond from before the opening; overshoot = max active - slot.",
 		fmt.Sprintf("held 1 period: the highest count the active set stayed at or above for a whole period (%s) without a break; a transient reservation about to be undone does not count, an admission that lasts a session does.", p.Period),
 		"max confirmed: most users holding an admission at once by their own account (from the answer saying admitted to the release they sent); a lower bound, since a user sees the admission only at the next poll.",
-		"admitted: distinct tickets the observer saw in the active set (it lists the members every 20th read); duplicates: admissions the store counted (wr:{q}:admitted) minus those; lost: users who joined, were never in the active set and were not waiting at the end.",
+		"admitted: distinct tickets the observer saw in the active set (it lists the members instead of counting them when 20 ms have passed since the last listing); duplicates: admissions the store counted (wr:{q}:admitted) minus those; lost: users who joined, were never in the active set and were not waiting at the end. Both read n/a when the observer's longest gap between two reads (last column; the load generator shares its CPU with every simulated user) reached a session, since a whole session could then pass unseen.",
 		"lost leases: leader rounds that found the lease in another instance's hands after admitting (the engine's own count, queue_lost_leases_total); periods with >1 admitter: 200 ms bins in which the admission counters (/metrics, read every 50 ms) of more than one instance rose.",
 		"the backlog joins through the queue's Join (package queue, as the HTTP join does) before any instance runs; the opening starts every instance process at once; users poll as told by poll_after_ms, at least every "+p.PollCap.String()+", and release exactly at the end of their session.")
 
@@ -784,8 +805,8 @@ func saleCellNotes(r *Report, c SaleCell, p SaleParams) {
 		r.Notes = append(r.Notes, fmt.Sprintf("%s: %d of %d requests failed, first: %s", who, c.Errors, c.Requests, c.FirstError))
 	}
 	if c.Unseen > 0 {
-		r.Notes = append(r.Notes, fmt.Sprintf("%s: %d users were told their ticket was over before they saw an admission (%s); admitted while they waited for their next poll, or lost (lost = %d: never in the active set)",
-			who, c.Unseen, strings.Join(c.LostReasons, ", "), c.Lost))
+		r.Notes = append(r.Notes, fmt.Sprintf("%s: %d users were told their ticket was over before they saw an admission (%s): admitted while they waited for their next poll (the session ended first), or lost (lost: %s)",
+			who, c.Unseen, strings.Join(c.LostReasons, ", "), known(int64(c.Lost))))
 	}
 	if c.StillWaiting > 0 {
 		r.Notes = append(r.Notes, fmt.Sprintf("%s: %d users still waiting when the drain (%s) ran out", who, c.StillWaiting, p.Drain))
@@ -793,4 +814,12 @@ func saleCellNotes(r *Report, c SaleCell, p SaleParams) {
 	if c.RoundErrors > 0 {
 		r.Notes = append(r.Notes, fmt.Sprintf("%s: %d admission rounds failed on the store", who, c.RoundErrors))
 	}
+}
+
+// known formats a count, or n/a for -1.
+func known(n int64) string {
+	if n < 0 {
+		return "n/a"
+	}
+	return strconv.FormatInt(n, 10)
 }

@@ -243,7 +243,7 @@ func runServer(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	if c.short && !flagSet(fs, "requests") {
-		p.Requests = 10000
+		p.Requests = 5000
 	}
 	if c.short && !flagSet(fs, "runs") {
 		p.Runs = 2
@@ -288,6 +288,7 @@ func runSale(ctx context.Context, args []string, out io.Writer) error {
 	fs.DurationVar(&p.Drain, "drain", p.Drain, "how long to wait for the backlog, and for the stages' users, to be done")
 	fs.IntVar(&p.BreakWorkers, "workers", p.BreakWorkers, "executor workers of the broken MyRedis (0 skips the --workers runs)")
 	fs.IntVar(&p.BreakInstances, "workers-instances", p.BreakInstances, "instances in the --workers runs")
+	fs.BoolVar(&p.BreakRedis, "workers-redis", p.BreakRedis, "run the leader on redis-server too in the --workers runs")
 	breakStrategies := fs.String("workers-strategies", strings.Join(p.BreakStrategies, ","), "strategies of the --workers runs")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -296,10 +297,11 @@ func runSale(ctx context.Context, args []string, out io.Writer) error {
 		s := bench.ShortSaleParams()
 		for name, apply := range map[string]func(){
 			"users": func() { p.Users = s.Users }, "session": func() { p.Session = s.Session },
-			"instances": func() { p.Instances = s.Instances; *instances = joinInts(s.Instances) },
-			"stages":    func() { p.Stages = s.Stages; *stages = bench.FormatStages(s.Stages) },
-			"drain":     func() { p.Drain = s.Drain },
-			"poll-cap":  func() { p.PollCap = s.PollCap },
+			"instances":     func() { p.Instances = s.Instances; *instances = joinInts(s.Instances) },
+			"stages":        func() { p.Stages = s.Stages; *stages = bench.FormatStages(s.Stages) },
+			"drain":         func() { p.Drain = s.Drain },
+			"poll-cap":      func() { p.PollCap = s.PollCap },
+			"workers-redis": func() { p.BreakRedis = s.BreakRedis },
 		} {
 			if !flagSet(fs, name) {
 				apply()
@@ -442,7 +444,7 @@ func runPeriod(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	if c.short && !flagSet(fs, "for") {
-		p.Duration = 15 * time.Second
+		p.Duration = 10 * time.Second
 	}
 	if c.short && !flagSet(fs, "periods") {
 		p.Periods = []time.Duration{2 * time.Second, 500 * time.Millisecond, 200 * time.Millisecond}
