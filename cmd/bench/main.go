@@ -444,7 +444,7 @@ func runPeriod(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	if c.short && !flagSet(fs, "for") {
-		p.Duration = 10 * time.Second
+		p.Duration = 15 * time.Second
 	}
 	if c.short && !flagSet(fs, "periods") {
 		p.Periods = []time.Duration{2 * time.Second, 500 * time.Millisecond, 200 * time.Millisecond}
