@@ -12,15 +12,20 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// newReport starts a report for scenario with its parameters and this machine.
-func newReport(scenario string, params any) *Report {
-	return &Report{
+// newReport starts a report for scenario with its parameters, this machine
+// and where the load generator and the servers run.
+func (e *Env) newReport(scenario string, params any) *Report {
+	r := &Report{
 		Scenario: scenario,
 		Command:  commandLine(),
 		Started:  time.Now(),
 		Machine:  ThisMachine(),
 		Params:   params,
 	}
+	if e.CPUs.Allowed != "" {
+		r.CPUs = e.CPUs.String()
+	}
+	return r
 }
 
 // finish stamps the elapsed time.

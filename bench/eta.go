@@ -70,7 +70,7 @@ func (e *Env) Eta(ctx context.Context, p EtaParams) (*Report, error) {
 	if p.Slot < 1 || len(p.Stages) == 0 {
 		return nil, errors.New("eta: need a slot and stages")
 	}
-	r := newReport("eta", p)
+	r := e.newReport("eta", p)
 	store, err := e.store(ctx, p.RoomParams, r)
 	if err != nil {
 		return nil, err

@@ -123,7 +123,7 @@ func (e *Env) Overshoot(ctx context.Context, p OvershootParams) (*Report, error)
 	if p.Slot < 1 || len(p.Stages) == 0 {
 		return nil, errors.New("overshoot: need a slot and at least one stage")
 	}
-	r := newReport("overshoot", p)
+	r := e.newReport("overshoot", p)
 	store, err := e.store(ctx, p.RoomParams, r)
 	if err != nil {
 		return nil, err

@@ -76,7 +76,7 @@ func (e *Env) Period(ctx context.Context, p PeriodParams) (*Report, error) {
 	if len(p.QueueURLs) > 0 {
 		return nil, errors.New("period: sets the period of each run, so it starts its own instances (no --queue-urls)")
 	}
-	r := newReport("period", p)
+	r := e.newReport("period", p)
 	store, err := e.store(ctx, p.RoomParams, r)
 	if err != nil {
 		return nil, err

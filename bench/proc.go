@@ -27,6 +27,7 @@ type Env struct {
 	LogDir      string    // child process logs; a temporary directory when ""
 	Progress    io.Writer // progress bars (stderr); nil for none
 	Log         io.Writer // one-line notices (stderr); nil for none
+	CPUs        CPUPlan   // where this process and the servers it starts run (ApplyCPUs)
 
 	buildMu sync.Mutex
 }
@@ -129,7 +130,7 @@ func (e *Env) start(name, addr, path string, args ...string) (*Proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(path, args...)
+	cmd := e.command(path, args...)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the bench
 	if err := cmd.Start(); err != nil {

@@ -108,7 +108,7 @@ func (e *Env) Race(ctx context.Context, p RaceParams) (*Report, error) {
 	if p.Contenders < 2 || p.Rounds < 1 {
 		return nil, errors.New("race: need at least 2 contenders and 1 round")
 	}
-	r := newReport("race", p)
+	r := e.newReport("race", p)
 	targets, err := e.DefaultTargets(ctx, p.RedisURLs, p.Workers)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,8 @@
 // Package bench turns the design notes' claims into measurements anyone can rerun:
 // the leader race and what MyRedis --workers N breaks (race), admission overshoot
-// by strategy and instance count (overshoot), admit period against throughput
+// by strategy and instance count (overshoot), the notes' ticket sale with a
+// backlog at the opening, stepped load and the --workers breakage (sale),
+// admit period against throughput
 // (period), the accuracy of the ETA shown at join (eta), and MyRedis against real
 // Redis on the queue's own command mix (server).
 //
@@ -28,6 +30,7 @@ type Report struct {
 	Started  time.Time `json:"started"`
 	Elapsed  Duration  `json:"elapsed"`
 	Machine  Machine   `json:"machine"`
+	CPUs     string    `json:"cpus,omitempty"` // where the load generator and the servers ran
 	Params   any       `json:"params"`
 	Tables   []Table   `json:"tables"`
 	Notes    []string  `json:"notes,omitempty"` // findings in words, printed under the tables
@@ -154,6 +157,9 @@ func (r *Report) Markdown() string {
 	fmt.Fprintf(&b, "`%s`\n\n", r.Command)
 	fmt.Fprintf(&b, "%s, %d cores (%s), %s, %s; took %s.\n\n",
 		r.Started.Format("2006-01-02 15:04 MST"), r.Machine.Cores, r.Machine.CPU, r.Machine.OS, r.Machine.GoVersion, r.Elapsed)
+	if r.CPUs != "" {
+		fmt.Fprintf(&b, "CPUs: %s.\n\n", r.CPUs)
+	}
 	for _, name := range sortedKeys(r.Machine.Servers) {
 		fmt.Fprintf(&b, "- %s: %s\n", name, r.Machine.Servers[name])
 	}

@@ -240,6 +240,15 @@ type simCounters struct {
 	requests   int
 	errors     int
 	firstError string
+	log        []request // every request, when keepLog is set
+	keepLog    bool
+}
+
+// request is one API call as the user saw it.
+type request struct {
+	Sent time.Time
+	Ms   float64
+	OK   bool
 }
 
 func (c *simCounters) note(kind string, lat time.Duration, ok bool, what string) {
@@ -247,6 +256,9 @@ func (c *simCounters) note(kind string, lat time.Duration, ok bool, what string)
 	defer c.mu.Unlock()
 	c.requests++
 	ms := float64(lat.Microseconds()) / 1000
+	if c.keepLog {
+		c.log = append(c.log, request{Sent: time.Now().Add(-lat), Ms: ms, OK: ok})
+	}
 	switch kind {
 	case "join":
 		c.joinLat = append(c.joinLat, ms)
@@ -282,36 +294,17 @@ func (r *room) simulate(ctx context.Context, stages []stage, us userSpec, drain 
 	}
 
 	var users sync.WaitGroup
-	var mu sync.Mutex
-	at := res.Start
-	n := 0
-	for _, st := range stages {
-		gap := time.Duration(float64(time.Second) / st.Rate)
-		end := at.Add(st.For)
-		for ; at.Before(end); at = at.Add(gap) {
-			if d := time.Until(at); d > 0 {
-				select {
-				case <-time.After(d):
-				case <-ctx.Done():
-				}
+	arrivals(ctx, res.Start, stages, func(n int) {
+		u := &userResult{}
+		res.Users = append(res.Users, u)
+		id := "u" + strconv.Itoa(n)
+		users.Go(func() {
+			r.user(runCtx, id, u, us, &cnt)
+			if onProgress != nil {
+				onProgress()
 			}
-			if ctx.Err() != nil {
-				break
-			}
-			u := &userResult{}
-			mu.Lock()
-			res.Users = append(res.Users, u)
-			mu.Unlock()
-			id := "u" + strconv.Itoa(n)
-			n++
-			users.Go(func() {
-				r.user(runCtx, id, u, us, &cnt)
-				if onProgress != nil {
-					onProgress()
-				}
-			})
-		}
-	}
+		})
+	})
 	done := make(chan struct{})
 	go func() { users.Wait(); close(done) }()
 	select {
@@ -334,6 +327,30 @@ func (r *room) simulate(ctx context.Context, stages []stage, us userSpec, drain 
 	return res
 }
 
+// arrivals calls spawn(n) for the n-th arrival, at the stages' rates from
+// start, on the calling goroutine, until the stages end or ctx is done.
+func arrivals(ctx context.Context, start time.Time, stages []stage, spawn func(n int)) {
+	at := start
+	n := 0
+	for _, st := range stages {
+		gap := time.Duration(float64(time.Second) / st.Rate)
+		end := at.Add(st.For)
+		for ; at.Before(end); at = at.Add(gap) {
+			if d := time.Until(at); d > 0 {
+				select {
+				case <-time.After(d):
+				case <-ctx.Done():
+				}
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			spawn(n)
+			n++
+		}
+	}
+}
+
 // user is one simulated person: join, poll until admitted, hold, release.
 func (r *room) user(ctx context.Context, id string, u *userResult, us userSpec, cnt *simCounters) {
 	code, a, lat, err := r.call(ctx, "POST", r.path(r.pick(), "join"), "", signedUser(id))
@@ -347,10 +364,21 @@ func (r *room) user(ctx context.Context, id string, u *userResult, us userSpec, 
 	u.Joined = time.Now()
 	u.ETA = a.ETASeconds
 	u.JoinPosition = a.Position
-	ticket := a.Ticket
 	if !us.Poll {
 		return
 	}
+	r.follow(ctx, a.Ticket, a, u, us, cnt)
+}
+
+// follow is the rest of a user's story once they hold ticket: poll until
+// admitted (a is the last answer), hold, release.
+func (r *room) follow(ctx context.Context, ticket string, a apiReply, u *userResult, us userSpec, cnt *simCounters) {
+	var (
+		code int
+		lat  time.Duration
+		err  error
+		ok   bool
+	)
 	for a.State != "admitted" {
 		wait := time.Duration(a.PollAfterMs) * time.Millisecond
 		if us.PollCap > 0 && (wait <= 0 || wait > us.PollCap) {
@@ -361,7 +389,6 @@ func (r *room) user(ctx context.Context, id string, u *userResult, us userSpec, 
 		case <-ctx.Done():
 			return
 		}
-		var code int
 		code, a, lat, err = r.call(ctx, "GET", r.path(r.pick(), "status"), ticket, nil)
 		if ctx.Err() != nil {
 			return

@@ -196,7 +196,7 @@ func (e *Env) Server(ctx context.Context, p ServerParams) (*Report, error) {
 	if p.Clients < 1 || p.Requests < p.Clients || p.Runs < 1 || p.Pipeline < 1 {
 		return nil, errors.New("server: need clients >= 1, requests >= clients, runs >= 1, pipeline >= 1")
 	}
-	r := newReport("server", p)
+	r := e.newReport("server", p)
 	var targets []*Target
 	var err error
 	if len(p.RedisURLs) > 0 {

@@ -5,6 +5,7 @@
 //	bench period    [flags]  admit period against throughput and backlog
 //	bench eta       [flags]  ETA shown at join against the wait that followed
 //	bench server    [flags]  MyRedis against redis-server on the queue's command mix
+//	bench sale      [flags]  the notes' ticket sale: overshoot by strategy, stepped load, --workers breakage
 //	bench all       [flags]  every scenario, --out DIR/<scenario>
 //
 // Each starts what it needs on free loopback ports (bin/myredis, bin/queue,
@@ -38,6 +39,7 @@ scenarios:
   period     admit period against admitted/s and backlog
   eta        accuracy of the ETA shown at join
   server     MyRedis against redis-server on the queue's command mix (go-redis, alternating runs)
+  sale       a ticket sale: a backlog at the opening, waves of sessions, then stepped load; the notes' reproduction
   all        every scenario in turn (with --out DIR, one sub-directory each)
 
 run 'bench <scenario> -h' for its flags
@@ -49,6 +51,7 @@ type common struct {
 	out, bin, redisServer string
 	redisURLs, queueURLs  string
 	short, quiet          bool
+	pin                   string
 }
 
 func (c *common) register(fs *flag.FlagSet) {
@@ -59,9 +62,11 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.queueURLs, "queue-urls", "", "use these queue instances (comma-separated http:// URLs) instead of starting them")
 	fs.BoolVar(&c.short, "short", false, "a short run (what make bench uses)")
 	fs.BoolVar(&c.quiet, "quiet", false, "no progress bars")
+	fs.StringVar(&c.pin, "pin", "auto", "CPU pinning with taskset: auto (load generator and servers on separate CPUs when there are two or more), on, off")
 }
 
-func (c *common) env() *bench.Env {
+// env builds the scenario's environment and applies the CPU plan of --pin.
+func (c *common) env() (*bench.Env, error) {
 	e := &bench.Env{BinDir: c.bin, RedisServer: c.redisServer, Log: os.Stderr}
 	if !c.quiet {
 		e.Progress = os.Stderr
@@ -69,7 +74,15 @@ func (c *common) env() *bench.Env {
 	if c.out != "" {
 		e.LogDir = filepath.Join(c.out, "logs")
 	}
-	return e
+	plan, err := bench.PlanCPUs(c.pin)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.ApplyCPUs(plan); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(os.Stderr, "bench: %s\n", plan)
+	return e, nil
 }
 
 func splitList(s string) []string {
@@ -91,6 +104,7 @@ var scenarios = map[string]scenario{
 	"period":    runPeriod,
 	"eta":       runEta,
 	"server":    runServer,
+	"sale":      runSale,
 }
 
 func main() {
@@ -131,7 +145,7 @@ func runAll(ctx context.Context, args []string) error {
 	}
 	start := time.Now()
 	var failed []string
-	for _, name := range []string{"race", "overshoot", "period", "eta", "server"} {
+	for _, name := range []string{"race", "sale", "overshoot", "period", "eta", "server"} {
 		if err := scenarios[name](ctx, passCommon(c, name), os.Stdout); err != nil {
 			if ctx.Err() != nil {
 				return err
@@ -166,7 +180,7 @@ func passCommon(c common, name string) []string {
 	if c.quiet {
 		a = append(a, "--quiet")
 	}
-	return a
+	return append(a, "--pin", c.pin)
 }
 
 // emit prints the report and writes it to --out.
@@ -204,7 +218,11 @@ func runRace(ctx context.Context, args []string, out io.Writer) error {
 		p.Users = 1500
 	}
 	p.RedisURLs = splitList(c.redisURLs)
-	r, err := c.env().Race(ctx, p)
+	e, err := c.env()
+	if err != nil {
+		return err
+	}
+	r, err := e.Race(ctx, p)
 	if err != nil {
 		return err
 	}
@@ -225,14 +243,85 @@ func runServer(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	if c.short && !flagSet(fs, "requests") {
-		p.Requests = 20000
+		p.Requests = 5000
 	}
 	if c.short && !flagSet(fs, "runs") {
 		p.Runs = 2
 	}
 	p.Commands = splitList(*commands)
 	p.RedisURLs = splitList(c.redisURLs)
-	r, err := c.env().Server(ctx, p)
+	compare := c.pin == "compare" // pinned, then unpinned, side by side
+	if compare {
+		c.pin = "on"
+	}
+	e, err := c.env()
+	if err != nil {
+		return err
+	}
+	var r *bench.Report
+	if compare {
+		r, err = e.ServerPinning(ctx, p, e.CPUs)
+	} else {
+		r, err = e.Server(ctx, p)
+	}
+	if err != nil {
+		return err
+	}
+	return emit(r, c, out)
+}
+
+func runSale(ctx context.Context, args []string, out io.Writer) error {
+	var c common
+	p := bench.DefaultSaleParams()
+	fs := flag.NewFlagSet("sale", flag.ContinueOnError)
+	c.register(fs)
+	roomFlags(fs, &p.RoomParams)
+	strategies := fs.String("strategies", strings.Join(p.Strategies, ","), "strategies to measure")
+	instances := fs.String("instances", joinInts(p.Instances), "instance counts to measure")
+	stages := fs.String("stages", bench.FormatStages(p.Stages), "arrival stages after the backlog, rate/s:duration, comma-separated")
+	fs.IntVar(&p.Slot, "slot", p.Slot, "slot (cap of admitted users)")
+	fs.IntVar(&p.Users, "users", p.Users, "users waiting when the sale opens")
+	fs.DurationVar(&p.Session, "session", p.Session, "how long every admitted user stays (they release at its end)")
+	fs.Float64Var(&p.Abandon, "abandon", p.Abandon, "share of admitted users who never release (reclaimed at the session's end)")
+	fs.DurationVar(&p.Period, "period", p.Period, "admission period of the instances")
+	fs.DurationVar(&p.PollCap, "poll-cap", p.PollCap, "users poll at least this often")
+	fs.DurationVar(&p.Drain, "drain", p.Drain, "how long to wait for the backlog, and for the stages' users, to be done")
+	fs.IntVar(&p.BreakWorkers, "workers", p.BreakWorkers, "executor workers of the broken MyRedis (0 skips the --workers runs)")
+	fs.IntVar(&p.BreakInstances, "workers-instances", p.BreakInstances, "instances in the --workers runs")
+	fs.BoolVar(&p.BreakRedis, "workers-redis", p.BreakRedis, "run the leader on redis-server too in the --workers runs")
+	breakStrategies := fs.String("workers-strategies", strings.Join(p.BreakStrategies, ","), "strategies of the --workers runs")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if c.short {
+		s := bench.ShortSaleParams()
+		for name, apply := range map[string]func(){
+			"users": func() { p.Users = s.Users }, "session": func() { p.Session = s.Session },
+			"instances":     func() { p.Instances = s.Instances; *instances = joinInts(s.Instances) },
+			"stages":        func() { p.Stages = s.Stages; *stages = bench.FormatStages(s.Stages) },
+			"drain":         func() { p.Drain = s.Drain },
+			"poll-cap":      func() { p.PollCap = s.PollCap },
+			"workers-redis": func() { p.BreakRedis = s.BreakRedis },
+		} {
+			if !flagSet(fs, name) {
+				apply()
+			}
+		}
+	}
+	var err error
+	if p.Stages, err = bench.ParseStages(*stages); err != nil {
+		return err
+	}
+	if p.Instances, err = parseInts(*instances); err != nil {
+		return err
+	}
+	p.Strategies, p.BreakStrategies = splitList(*strategies), splitList(*breakStrategies)
+	c.room(&p.RoomParams)
+	e, err := c.env()
+	if err != nil {
+		return err
+	}
+	r, err := e.Sale(ctx, p)
 	if err != nil {
 		return err
 	}
@@ -293,12 +382,19 @@ func runOvershoot(ctx context.Context, args []string, out io.Writer) error {
 	if c.short && !flagSet(fs, "drain") {
 		p.Drain = 20 * time.Second
 	}
+	if c.short && !flagSet(fs, "instances") {
+		*instances = "3,10" // the sale scenario reproduces the notes; 1 instance is its control
+	}
 	p.Strategies = splitList(*strategies)
 	if p.Instances, err = parseInts(*instances); err != nil {
 		return err
 	}
 	c.room(&p.RoomParams)
-	r, err := c.env().Overshoot(ctx, p)
+	e, err := c.env()
+	if err != nil {
+		return err
+	}
+	r, err := e.Overshoot(ctx, p)
 	if err != nil {
 		return err
 	}
@@ -354,7 +450,11 @@ func runPeriod(ctx context.Context, args []string, out io.Writer) error {
 		p.Periods = []time.Duration{2 * time.Second, 500 * time.Millisecond, 200 * time.Millisecond}
 	}
 	c.room(&p.RoomParams)
-	r, err := c.env().Period(ctx, p)
+	e, err := c.env()
+	if err != nil {
+		return err
+	}
+	r, err := e.Period(ctx, p)
 	if err != nil {
 		return err
 	}
@@ -386,7 +486,11 @@ func runEta(ctx context.Context, args []string, out io.Writer) error {
 		p.Stages, _ = bench.ParseStages("10:4s,30:8s")
 	}
 	c.room(&p.RoomParams)
-	r, err := c.env().Eta(ctx, p)
+	e, err := c.env()
+	if err != nil {
+		return err
+	}
+	r, err := e.Eta(ctx, p)
 	if err != nil {
 		return err
 	}
