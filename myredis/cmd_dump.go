@@ -156,6 +156,9 @@ func (x *Ctx) restore(key string, val any, ttl int64, o restoreOpts) {
 		return
 	}
 	x.db.add(key, val)
+	if e := x.db.dict[key]; e != nil && o.idle >= 0 {
+		e.access = x.s.lruClock - o.idle*1000 // OBJECT IDLETIME answers it
+	}
 	x.dirty(1)
 	if ttl > 0 {
 		x.db.setExpire(key, ttl)
