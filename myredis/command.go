@@ -160,6 +160,7 @@ var commandGroups = []func() []*command{
 	commandsScripting,
 	commandsPersistence,
 	commandsDump,
+	commandsGeo,
 }
 
 // errUnknownCommand is Redis's reply to a command name it does not know. Like
