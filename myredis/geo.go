@@ -142,15 +142,30 @@ func geoLatDistance(lat1, lat2 float64) float64 {
 
 // geoDistance is Redis's haversine distance in metres.
 func geoDistance(lon1, lat1, lon2, lat2 float64) float64 {
+	cos1, cos2 := math.NaN(), math.NaN()
+	return geoDistanceCos(lon1, lat1, lon2, lat2, &cos1, &cos2)
+}
+
+// geoDistanceCos is geoDistance with the cosines of the two latitudes kept in
+// *cos1 and *cos2 (NaN: not computed yet), so a search computes the centre's
+// once. The same input always gives the same cosine, so the result does not
+// change.
+func geoDistanceCos(lon1, lat1, lon2, lat2 float64, cos1, cos2 *float64) float64 {
 	lon1r, lon2r := degRad(lon1), degRad(lon2)
-	v := math.Sin((lon2r - lon1r) / 2)
+	v := geoSin((lon2r - lon1r) / 2)
 	if v == 0 {
 		return geoLatDistance(lat1, lat2)
 	}
 	lat1r, lat2r := degRad(lat1), degRad(lat2)
-	u := math.Sin((lat2r - lat1r) / 2)
-	a := float64(u*u) + float64(float64(float64(math.Cos(lat1r)*math.Cos(lat2r))*v)*v)
-	return float64(2.0*geoEarthRadius) * math.Asin(math.Sqrt(a))
+	u := geoSin((lat2r - lat1r) / 2)
+	if math.IsNaN(*cos1) {
+		*cos1 = geoCos(lat1r)
+	}
+	if math.IsNaN(*cos2) {
+		*cos2 = geoCos(lat2r)
+	}
+	a := float64(u*u) + float64(float64(float64(*cos1**cos2)*v)*v)
+	return float64(2.0*geoEarthRadius) * geoAsin(math.Sqrt(a))
 }
 
 // geoHashString is GEOHASH's 11-character standard geohash of a score: the
@@ -175,6 +190,7 @@ type geoShape struct {
 	radius        float64
 	width, height float64
 	toMeters      float64 // metres per unit
+	cosLat        float64 // cosine of the centre's latitude, NaN until computed
 }
 
 // bounds is the shape's bounding box in degrees (Redis's geohashBoundingBox).
@@ -185,8 +201,8 @@ func (s *geoShape) bounds() (minLon, minLat, maxLon, maxLat float64) {
 		width = float64(s.toMeters * (s.width / 2))
 	}
 	latDelta := radDeg(height / geoEarthRadius)
-	lonDeltaTop := radDeg(width / geoEarthRadius / math.Cos(degRad(s.lat+latDelta)))
-	lonDeltaBottom := radDeg(width / geoEarthRadius / math.Cos(degRad(s.lat-latDelta)))
+	lonDeltaTop := radDeg(width / geoEarthRadius / geoCos(degRad(s.lat+latDelta)))
+	lonDeltaBottom := radDeg(width / geoEarthRadius / geoCos(degRad(s.lat-latDelta)))
 	lonDelta := lonDeltaTop
 	if s.lat < 0 {
 		lonDelta = lonDeltaBottom
@@ -204,20 +220,22 @@ func (s *geoShape) radiusMeters() float64 {
 }
 
 // contains reports whether the point of a score lies in the shape, with its
-// decoded position and its distance (metres) from the centre.
+// decoded position and its distance (metres) from the centre. s.cosLat holds
+// the cosine of the centre's latitude once computed (NaN before).
 func (s *geoShape) contains(score float64) (lon, lat, dist float64, ok bool) {
 	lon, lat = geoDecodeScore(score)
+	cosLat := math.NaN()
 	if !s.box {
-		dist = geoDistance(s.lon, s.lat, lon, lat)
+		dist = geoDistanceCos(s.lon, s.lat, lon, lat, &s.cosLat, &cosLat)
 		return lon, lat, dist, dist <= float64(s.radius*s.toMeters)
 	}
 	if geoLatDistance(lat, s.lat) > float64(s.height*s.toMeters)/2 {
 		return lon, lat, 0, false
 	}
-	if geoDistance(lon, lat, s.lon, lat) > float64(s.width*s.toMeters)/2 {
+	if geoDistanceCos(lon, lat, s.lon, lat, &cosLat, &cosLat) > float64(s.width*s.toMeters)/2 {
 		return lon, lat, 0, false
 	}
-	return lon, lat, geoDistance(s.lon, s.lat, lon, lat), true
+	return lon, lat, geoDistanceCos(s.lon, s.lat, lon, lat, &s.cosLat, &cosLat), true
 }
 
 // geoStepsForRadius estimates the hash precision whose cells cover a radius.
@@ -330,6 +348,7 @@ type geoPoint struct {
 // as that many are found (COUNT ... ANY).
 func geoSearch(z *zset, s *geoShape, limit int) []geoPoint {
 	var hits []geoPoint
+	s.cosLat = math.NaN()
 	cells := s.searchCells()
 	last := 0
 	for i, c := range cells {
