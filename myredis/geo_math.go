@@ -75,19 +75,37 @@ var (
 	}()
 )
 
-// ddPoly evaluates sum coef[k] * r2^k for r2 <= (pi/4)^2: the terms from
-// ddTail on are below 2^-21 of the sum, so summing them in plain doubles costs
-// less than 2^-74 of it, and only the head is summed in double-double. An
-// error that small decides a rounding wrongly once in some 2^20 results, far
-// rarer than glibc's own misroundings (about one in a thousand).
+// ddPoly evaluates sum coef[k] * r2^k for r2 <= (pi/4)^2, coef[0] = 1, with
+// as many terms as reach 1e-33 of the sum. The terms below 2^-21 of it are
+// summed in plain doubles, which costs less than 2^-74 of the sum, and only
+// the larger ones in double-double. An error that small decides a rounding
+// wrongly once in some 2^20 results, far rarer than glibc's own misroundings
+// (about one in a thousand). Small arguments (nearby points) need few terms.
 func ddPoly(coef *[16]dd, r2 dd) dd {
-	const ddTail = 5
-	t := coef[len(coef)-1].hi
-	for k := len(coef) - 2; k >= ddTail; k-- {
+	n, head, pow := 0, 0, 1.0
+	for ; n < len(coef); n++ {
+		b := math.Abs(coef[n].hi) * pow
+		if b < 1e-33 {
+			break
+		}
+		if head == 0 && b < 0x1p-21 {
+			head = n
+		}
+		pow *= r2.hi
+	}
+	if head == 0 {
+		head = n
+	}
+	t := 0.0
+	for k := n - 1; k >= head; k-- {
 		t = t*r2.hi + coef[k].hi
 	}
-	p := ddMulAdd(dd{t, 0}, r2, coef[ddTail-1])
-	for k := ddTail - 2; k >= 0; k-- {
+	p := dd{t, 0}
+	if head == n { // no tail
+		p = coef[n-1]
+		head = n - 1
+	}
+	for k := head - 1; k >= 0; k-- {
 		p = ddMulAdd(p, r2, coef[k])
 	}
 	return p
