@@ -177,3 +177,20 @@ const (
 	msgGetKeysArity          = "ERR Invalid number of arguments specified for command"
 	msgGetKeysInvalidArgs    = "ERR Invalid arguments specified for command"
 )
+
+// Geo commands (cmd_geo.go).
+const (
+	msgGeoInvalidPair = "ERR invalid longitude,latitude pair %s,%s"
+	msgGeoUnit        = "ERR unsupported unit provided. please use M, KM, FT, MI"
+	msgGeoNeedRadius  = "ERR need numeric radius"
+	msgGeoNeedWidth   = "ERR need numeric width"
+	msgGeoNeedHeight  = "ERR need numeric height"
+	msgGeoNegRadius   = "ERR radius cannot be negative"
+	msgGeoNegBox      = "ERR height or width cannot be negative"
+	msgGeoNoMember    = "ERR could not decode requested zset member"
+	msgGeoCount       = "ERR COUNT must be > 0"
+	msgGeoStoreWith   = "ERR %s is not compatible with WITHDIST, WITHHASH and WITHCOORD options"
+	msgGeoNeedFrom    = "ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for %s"
+	msgGeoNeedBy      = "ERR exactly one of BYRADIUS and BYBOX can be specified for %s"
+	msgGeoAnyCount    = "ERR the ANY argument requires COUNT argument"
+)
