@@ -333,6 +333,7 @@ func (x *Ctx) configSet() {
 		}
 	}
 	x.s.applyConfig(next)
+	x.s.sampleMemory() // a new maxmemory applies from the next command (maxmemory.go)
 	x.ok()
 }
 

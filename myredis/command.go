@@ -17,6 +17,7 @@ const (
 	flagNoMulti              // refused inside MULTI (WATCH)
 	flagBlocking             // may block the client (BZPOPMIN)
 	flagAdmin                // server administration
+	flagDenyOOM              // refused over maxmemory (Redis's denyoom; maxmemory.go)
 )
 
 // command is one entry of the command table.
@@ -161,6 +162,7 @@ func buildCommandTable() commandTable {
 	for _, group := range commandGroups {
 		t.add(group()...)
 	}
+	markDenyOOM(t) // maxmemory.go
 	return t
 }
 

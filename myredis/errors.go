@@ -194,3 +194,6 @@ const (
 	msgGeoNeedBy      = "ERR exactly one of BYRADIUS and BYBOX can be specified for %s"
 	msgGeoAnyCount    = "ERR the ANY argument requires COUNT argument"
 )
+
+// maxmemory (maxmemory.go).
+const msgOOM = "OOM command not allowed when used memory > 'maxmemory'."

@@ -179,6 +179,10 @@ func (s *Server) call(c *Client, args [][]byte, w *Writer) {
 		s.reject(c, cmd, w, msgNoAuth)
 		return
 	}
+	if s.cfg.MaxMemory > 0 && refusedOnOOM(c, cmd) && s.overMaxmemory() { // maxmemory.go
+		s.reject(c, cmd, w, msgOOM)
+		return
+	}
 	if c.multi != nil && cmd.flags&(flagNoMulti|flagTx) == flagNoMulti {
 		s.reject(c, cmd, w, msgNotAllowedMulti)
 		return

@@ -48,6 +48,7 @@ type Server struct {
 	par      dataLock                      // --workers N > 1 only (workers.go)
 
 	lruClock     int64                        // unix ms, renewed as each batch starts: keys' access time
+	usedMemory   atomic.Uint64                // heap in use, sampled hz times a second (maxmemory.go)
 	beforeSwapDB func(db1, db2 *DB)           // during an AOF rewrite: SWAPDB is about to run
 	functionsPtr atomic.Pointer[functionLibs] // FUNCTION LOAD's libraries (functions.go)
 	lua          *luaEngine                   // created by the first script
@@ -331,6 +332,7 @@ func (s *Server) activeExpireLoop() {
 				hz = now
 				t.Reset(time.Second / time.Duration(hz))
 			}
+			s.sampleMemory() // maxmemory.go
 			select {
 			case s.jobs <- job{fn: s.activeExpireSlow}:
 			case <-s.quit:
