@@ -13,7 +13,8 @@ import (
 //     INFO, commandinfo_redis.go) are refused; reads, DEL and the like run;
 //   - inside MULTI every command but EXEC, DISCARD, QUIT and RESET is refused
 //     (queueing itself takes memory), and the refusal makes EXEC answer
-//     EXECABORT.
+//     EXECABORT; EXEC itself is refused (EXECABORT ... OOM) when the
+//     transaction holds a denyoom command.
 //
 // Eviction (the other policies) is not built yet: under them MyRedis refuses
 // as if no key could be evicted, which is what Redis does when its pool of
@@ -50,7 +51,14 @@ func refusedOnOOM(c *Client, cmd *command) bool {
 		return false
 	}
 	switch cmd.name {
-	case "exec", "discard", "quit", "reset":
+	case "exec": // refused when it would run a denyoom command
+		for _, q := range c.multi.cmds {
+			if q.cmd.flags&flagDenyOOM != 0 {
+				return true
+			}
+		}
+		return false
+	case "discard", "quit", "reset":
 		return false
 	}
 	return true

@@ -41,4 +41,21 @@ func TestMaxmemoryRefusesWrites(t *testing.T) {
 		do("-EXECABORT Transaction discarded because of previous errors.\r\n", "EXEC"),
 		do(":0\r\n", "EXISTS", "a", "b"),
 	})
+	// EXEC of reads runs over the limit; EXEC holding a write is refused
+	runSteps(t, c, []step{
+		do("+OK\r\n", "SET", "x", "value"),
+		do("+OK\r\n", "MULTI"),
+		do("+QUEUED\r\n", "GET", "x"),
+	})
+	runSteps(t, other, []step{do("+OK\r\n", "CONFIG", "SET", "maxmemory", "1")})
+	runSteps(t, c, []step{do("*1\r\n$5\r\nvalue\r\n", "EXEC")})
+	runSteps(t, other, []step{do("+OK\r\n", "CONFIG", "SET", "maxmemory", "0")})
+	runSteps(t, c, []step{
+		do("+OK\r\n", "MULTI"),
+		do("+QUEUED\r\n", "SET", "x", "1"),
+	})
+	runSteps(t, other, []step{do("+OK\r\n", "CONFIG", "SET", "maxmemory", "1")})
+	runSteps(t, c, []step{do("-EXECABORT Transaction discarded because of: OOM command not allowed when used memory > 'maxmemory'.\r\n", "EXEC")})
+	runSteps(t, other, []step{do("+OK\r\n", "CONFIG", "SET", "maxmemory", "0")})
+	runSteps(t, c, []step{do("$5\r\nvalue\r\n", "GET", "x")})
 }
