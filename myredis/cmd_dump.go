@@ -157,7 +157,7 @@ func (x *Ctx) restore(key string, val any, ttl int64, o restoreOpts) {
 	}
 	x.db.add(key, val)
 	if e := x.db.dict[key]; e != nil && o.idle >= 0 {
-		e.access = x.s.lruClock - o.idle*1000 // OBJECT IDLETIME answers it
+		e.access = x.s.lruClock.Load() - o.idle*1000 // OBJECT IDLETIME answers it
 	}
 	x.dirty(1)
 	if ttl > 0 {

@@ -51,7 +51,7 @@ func (db *DB) lookup(key string) *entry {
 	}
 	e := db.peek(key)
 	if e != nil {
-		e.access = db.s.lruClock
+		e.access = db.s.lruClock.Load()
 	}
 	return e
 }
@@ -102,7 +102,7 @@ func (db *DB) add(key string, val any) {
 }
 
 func (db *DB) insert(key string, val any) {
-	db.dict[key] = &entry{val: val, pos: len(db.keys), access: db.s.lruClock}
+	db.dict[key] = &entry{val: val, pos: len(db.keys), access: db.s.lruClock.Load()}
 	db.keys = append(db.keys, key)
 	db.touch(key)
 }
@@ -119,7 +119,7 @@ func (db *DB) set(key string, val any, keepTTL bool) {
 			db.dict[key] = e
 		}
 		e.val = val
-		e.access = db.s.lruClock
+		e.access = db.s.lruClock.Load()
 		if !keepTTL {
 			delete(db.expires, key)
 		}

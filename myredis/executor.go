@@ -77,7 +77,7 @@ func (s *Server) submit(fn func()) {
 // It stops early when a command blocks; the rest wait in c.pending.
 func (s *Server) runBatch(c *Client) {
 	// the access time of every key this batch reads (OBJECT IDLETIME)
-	s.lruClock = s.clock.Now().UnixMilli()
+	s.lruClock.Store(s.clock.Now().UnixMilli())
 	if c.busyExecAbort.Swap(false) { // its EXEC was answered EXECABORT (BUSY)
 		s.discard(c)
 		s.unwatchAll(c)
@@ -108,7 +108,7 @@ func (s *Server) runBatch(c *Client) {
 	if c.batchBlocked {
 		c.batchDeadline = c.blocked.deadline
 	}
-	c.lastActive.Store(s.lruClock) // the batch's clock reading (runBatch's start)
+	c.lastActive.Store(s.lruClock.Load()) // the batch's clock reading (runBatch's start)
 	c.replyMem = int64(cap(c.out.Bytes()) + cap(c.blockOut.Bytes()))
 	if c.guard != nil {
 		c.guard.authed.Store(c.authed) // the guard limits requests until AUTH

@@ -47,7 +47,7 @@ type Server struct {
 	hooks    []func(db *DB, args [][]byte) // propagation listeners (AOF)
 	par      dataLock                      // --workers N > 1 only (workers.go)
 
-	lruClock     int64                        // unix ms, renewed as each batch starts: keys' access time
+	lruClock     atomic.Int64                 // unix ms, renewed as each batch starts: keys' access time (atomic: --workers runs batches at once)
 	usedMemory   atomic.Uint64                // heap in use, sampled hz times a second (maxmemory.go)
 	beforeSwapDB func(db1, db2 *DB)           // during an AOF rewrite: SWAPDB is about to run
 	functionsPtr atomic.Pointer[functionLibs] // FUNCTION LOAD's libraries (functions.go)
@@ -121,7 +121,7 @@ func New(cfg Config, opts ...Option) *Server {
 		s.dbs[i] = newDB(s, i)
 	}
 	s.started = s.clock.Now()
-	s.lruClock = s.started.UnixMilli()
+	s.lruClock.Store(s.started.UnixMilli())
 	s.replID = randomHex(40)
 	s.runID = randomHex(40)
 	s.live.set(cfg)
