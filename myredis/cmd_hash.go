@@ -32,33 +32,14 @@ func commandsHash() []*command {
 
 // readHash looks key up for a read: h is nil when the key is missing; ok is false
 // (and WRONGTYPE written) when it holds another type.
-func (x *Ctx) readHash(key string) (h *hashValue, ok bool) {
-	e := x.db.lookup(key)
-	if e == nil {
-		x.s.stats.keyspaceMisses++
-		return nil, true
-	}
-	x.s.stats.keyspaceHits++
-	return x.entryHash(e)
-}
+func (x *Ctx) readHash(key string) (h *hashValue, ok bool) { return readValue[*hashValue](x, key) }
 
 // lookupHashWrite looks key up for a write, as readHash without the hit counters.
 func (x *Ctx) lookupHashWrite(key string) (h *hashValue, ok bool) {
-	e := x.db.lookup(key)
-	if e == nil {
-		return nil, true
-	}
-	return x.entryHash(e)
+	return writeValue[*hashValue](x, key)
 }
 
-func (x *Ctx) entryHash(e *entry) (*hashValue, bool) {
-	h, isHash := e.val.(*hashValue)
-	if !isHash {
-		x.wrongType()
-		return nil, false
-	}
-	return h, true
-}
+func (x *Ctx) entryHash(e *entry) (*hashValue, bool) { return valueAs[*hashValue](x, e) }
 
 // modifyHash is called just before h, key's hash as lookupHashWrite found it (nil:
 // none), changes in place. It creates the key when missing and otherwise marks it

@@ -49,33 +49,12 @@ func commandsList() []*command {
 
 // readList looks key up for a read: l is nil when the key is missing; ok is false
 // (and WRONGTYPE written) when it holds another type.
-func (x *Ctx) readList(key string) (l *list, ok bool) {
-	e := x.db.lookup(key)
-	if e == nil {
-		x.s.stats.keyspaceMisses++
-		return nil, true
-	}
-	x.s.stats.keyspaceHits++
-	return x.entryList(e)
-}
+func (x *Ctx) readList(key string) (l *list, ok bool) { return readValue[*list](x, key) }
 
 // writeList looks key up for a write, as readList without the hit counters.
-func (x *Ctx) writeList(key string) (l *list, ok bool) {
-	e := x.db.lookup(key)
-	if e == nil {
-		return nil, true
-	}
-	return x.entryList(e)
-}
+func (x *Ctx) writeList(key string) (l *list, ok bool) { return writeValue[*list](x, key) }
 
-func (x *Ctx) entryList(e *entry) (*list, bool) {
-	l, isList := e.val.(*list)
-	if !isList {
-		x.wrongType()
-		return nil, false
-	}
-	return l, true
-}
+func (x *Ctx) entryList(e *entry) (*list, bool) { return valueAs[*list](x, e) }
 
 // listFor returns key's list to push into, creating the key when l is nil;
 // an existing key is marked modified (WATCH, blocked clients).

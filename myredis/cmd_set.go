@@ -34,33 +34,12 @@ func commandsSet() []*command {
 
 // readSet looks key up for a read: s is nil when the key is missing; ok is false
 // (and WRONGTYPE written) when it holds another type.
-func (x *Ctx) readSet(key string) (s *setValue, ok bool) {
-	e := x.db.lookup(key)
-	if e == nil {
-		x.s.stats.keyspaceMisses++
-		return nil, true
-	}
-	x.s.stats.keyspaceHits++
-	return x.entrySet(e)
-}
+func (x *Ctx) readSet(key string) (s *setValue, ok bool) { return readValue[*setValue](x, key) }
 
 // writeSet looks key up for a write, as readSet without the hit counters.
-func (x *Ctx) writeSet(key string) (s *setValue, ok bool) {
-	e := x.db.lookup(key)
-	if e == nil {
-		return nil, true
-	}
-	return x.entrySet(e)
-}
+func (x *Ctx) writeSet(key string) (s *setValue, ok bool) { return writeValue[*setValue](x, key) }
 
-func (x *Ctx) entrySet(e *entry) (*setValue, bool) {
-	s, isSet := e.val.(*setValue)
-	if !isSet {
-		x.wrongType()
-		return nil, false
-	}
-	return s, true
-}
+func (x *Ctx) entrySet(e *entry) (*setValue, bool) { return valueAs[*setValue](x, e) }
 
 // setChanged records n changes to the set at key: the key goes with its last
 // member; otherwise WATCHers hear of the change.

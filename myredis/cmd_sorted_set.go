@@ -55,34 +55,13 @@ func (z *zset) typeName() string { return "zset" }
 
 // readZSet looks key up for reading: z is nil when the key is missing; ok is false
 // (and WRONGTYPE written) when it holds another type.
-func (x *Ctx) readZSet(key string) (z *zset, ok bool) {
-	e := x.db.lookup(key)
-	if e == nil {
-		x.s.bump(&x.s.stats.keyspaceMisses, 1) // workers.go: locked in workers mode
-		return nil, true
-	}
-	x.s.bump(&x.s.stats.keyspaceHits, 1)
-	return x.asZSet(e)
-}
+func (x *Ctx) readZSet(key string) (z *zset, ok bool) { return readValue[*zset](x, key) }
 
 // writeZSet is readZSet for a command about to modify the key (no hit statistics,
 // as Redis's lookupKeyWrite).
-func (x *Ctx) writeZSet(key string) (z *zset, ok bool) {
-	e := x.db.lookup(key)
-	if e == nil {
-		return nil, true
-	}
-	return x.asZSet(e)
-}
+func (x *Ctx) writeZSet(key string) (z *zset, ok bool) { return writeValue[*zset](x, key) }
 
-func (x *Ctx) asZSet(e *entry) (*zset, bool) {
-	z, isZSet := e.val.(*zset)
-	if !isZSet {
-		x.wrongType()
-		return nil, false
-	}
-	return z, true
-}
+func (x *Ctx) asZSet(e *entry) (*zset, bool) { return valueAs[*zset](x, e) }
 
 // zsetChanged records n changes to the set at key: the key goes with its last
 // member; otherwise WATCHers and blocked clients hear of the change.
