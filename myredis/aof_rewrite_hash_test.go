@@ -2,9 +2,7 @@ package myredis
 
 import (
 	"fmt"
-	"os"
 	"strconv"
-	"strings"
 	"testing"
 )
 
@@ -66,22 +64,7 @@ func TestAOFRewriteSlicesABigHash(t *testing.T) {
 	if bigItems != 2 { // the first slice by a step, the rest when the first write came
 		t.Errorf("the big hash was captured in %d parts, want 2", bigItems)
 	}
-	var file []byte
-	enc := rewriteEncoder{selected: -1}
-	for _, it := range items {
-		file = append(file, enc.append(it)...)
-	}
-	dir := t.TempDir()
-	os.WriteFile(aofPath(dir), file, 0o644)
-	s2, err := tryOpenAOF(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s2.Close()
-	if got := dump(s2); strings.Join(got, "\n") != strings.Join(t0, "\n") {
-		t.Fatalf("replaying the snapshot gives %d keys, the data at the start had %d; first difference: %s",
-			len(got), len(t0), firstDiff(got, t0))
-	}
+	assertSnapshotReplays(t, items, t0)
 	if got := string(s.Do("HMGET", "big", "f1", "new", "f2", "f3")); got != "*4\r\n$7\r\nchanged\r\n$1\r\nx\r\n$-1\r\n$2\r\n13\r\n" {
 		t.Errorf("live hash after the writes: %q", got)
 	}

@@ -808,22 +808,7 @@ func TestAOFRewriteSnapshotIsTheDataAtItsStart(t *testing.T) {
 		}
 		a.rw, s.beforeWrite = nil, nil
 	})
-	var file []byte
-	enc := rewriteEncoder{selected: -1}
-	for _, it := range items {
-		file = append(file, enc.append(it)...)
-	}
-	dir := t.TempDir()
-	os.WriteFile(aofPath(dir), file, 0o644)
-	s2, err := tryOpenAOF(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s2.Close()
-	if got := dump(s2); strings.Join(got, "\n") != strings.Join(t0, "\n") {
-		t.Fatalf("replaying the snapshot gives %d keys, the data at the start had %d; first difference: %s",
-			len(got), len(t0), firstDiff(got, t0))
-	}
+	assertSnapshotReplays(t, items, t0)
 }
 
 func firstDiff(a, b []string) string {
