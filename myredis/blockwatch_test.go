@@ -70,3 +70,34 @@ func TestBlockedClientKeepsInput(t *testing.T) {
 	mustDo(t, blocked, simple("PONG"), "PING")
 	waitInfo(t, c, "blocked_clients", "0")
 }
+
+// TestBlockedListClientDisconnect is TestBlockedClientDisconnect for the
+// blocking list commands and BZMPOP: a dead waiter takes nothing.
+func TestBlockedListClientDisconnect(t *testing.T) {
+	for _, tc := range []struct {
+		cmd        []string
+		push, left []string // the write after the close, and the read that shows nothing was taken
+		want       string
+	}{
+		{[]string{"BLPOP", "l", "0"}, []string{"RPUSH", "l", "a"}, []string{"LLEN", "l"}, num(1)},
+		{[]string{"BRPOP", "l", "0"}, []string{"RPUSH", "l", "a"}, []string{"LLEN", "l"}, num(1)},
+		{[]string{"BLMOVE", "l", "dst", "LEFT", "RIGHT", "0"}, []string{"RPUSH", "l", "a"}, []string{"LLEN", "l"}, num(1)},
+		{[]string{"BRPOPLPUSH", "l", "dst", "0"}, []string{"RPUSH", "l", "a"}, []string{"LLEN", "l"}, num(1)},
+		{[]string{"BLMPOP", "0", "1", "l", "LEFT"}, []string{"RPUSH", "l", "a"}, []string{"LLEN", "l"}, num(1)},
+		{[]string{"BZMPOP", "0", "1", "q", "MIN"}, []string{"ZADD", "q", "1", "a"}, []string{"ZCARD", "q"}, num(1)},
+	} {
+		t.Run(strings.Join(tc.cmd, " "), func(t *testing.T) {
+			c, _, addr := start(t)
+			blocked := redistest.Dial(t, addr)
+			if err := blocked.Write(redistest.Encode(tc.cmd...)); err != nil {
+				t.Fatal(err)
+			}
+			waitInfo(t, c, "blocked_clients", "1")
+			blocked.Close()
+			waitInfo(t, c, "blocked_clients", "0")
+			waitInfo(t, c, "connected_clients", "1")
+			mustDo(t, c, num(1), tc.push...)
+			mustDo(t, c, tc.want, tc.left...)
+		})
+	}
+}
