@@ -18,9 +18,6 @@ import (
 // the client is woken, the read is interrupted with a past read deadline and the
 // goroutine is joined before redcon reads again, so the two never read at once.
 
-// blockedQueryLimit bounds what a blocked client may send before being dropped,
-// Redis's default client-query-buffer-limit (1gb).
-const blockedQueryLimit = 1 << 30
 
 // eofWatch reads a blocked client's socket. Its goroutine is the only reader of
 // the guard while it runs.
@@ -49,8 +46,8 @@ func (w *eofWatch) read() {
 			w.gc.bytes.addIn(n)
 			w.gc.held = append(w.gc.held, buf[:n]...)
 			w.gc.qbuf.Store(int64(len(w.gc.held) + len(w.gc.out)))
-			if len(w.gc.held) > blockedQueryLimit {
-				w.gc.readErr = errors.New("query buffer limit reached while blocked")
+			if l := w.gc.g.limits; l != nil && int64(len(w.gc.held)) > l.queryLimit.Load() { // client-query-buffer-limit
+				w.gc.readErr = errQueryBufLimit
 				close(w.gone)
 				return
 			}

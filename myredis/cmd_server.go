@@ -224,6 +224,9 @@ func (s *Server) configParams() map[string]func() string {
 
 		// sets
 		"set-max-intset-entries": func() string { return strconv.Itoa(c.setMaxIntsetEntries()) },
+
+		// clients
+		"client-query-buffer-limit": func() string { return strconv.FormatInt(c.queryBufferLimit(), 10) },
 	}
 	for name, get := range s.moreConfigParams() { // config_more.go
 		params[name] = get
@@ -264,7 +267,7 @@ var runtimeSettable = map[string]bool{
 	"lua-time-limit": true, "busy-reply-threshold": true, "hll-sparse-max-bytes": true, "active-expire-effort": true,
 	"maxmemory-policy": true, "tcp-keepalive": true,
 	"auto-aof-rewrite-percentage": true, "auto-aof-rewrite-min-size": true,
-	"set-max-intset-entries": true,
+	"set-max-intset-entries": true, "client-query-buffer-limit": true,
 }
 
 func cmdConfig(x *Ctx) {

@@ -59,9 +59,20 @@ type Config struct {
 	Unsupported  []string
 	saveSet      bool // save was set (a file's first save line replaces the default)
 	keepAliveSet bool // tcp-keepalive was set (0 turns it off)
+	// QueryBufferLimit is client-query-buffer-limit: the most payload one
+	// request may carry before the client is closed; 0 means the default, 1gb.
+	QueryBufferLimit int64
 	// Enc are the encoding settings (hash-max-listpack-entries, ...: encoding.go).
 	Enc     EncodingLimits
 	encInit bool // Enc holds at least the defaults
+}
+
+// queryBufferLimit is the effective client-query-buffer-limit.
+func (c Config) queryBufferLimit() int64 {
+	if c.QueryBufferLimit == 0 {
+		return 1 << 30
+	}
+	return c.QueryBufferLimit
 }
 
 // hllSparseMaxBytes is the effective hll-sparse-max-bytes.
@@ -238,6 +249,15 @@ func (c *Config) Set(name, val string) error {
 		c.SetMaxIntsetEntries, err = intInRange(val, 0, math.MaxInt64)
 		if c.SetMaxIntsetEntries == 0 {
 			c.SetMaxIntsetEntries = -1
+		}
+	case "client-query-buffer-limit":
+		var n int64
+		if n, err = ParseMemory(val); err != nil {
+			err = errors.New("argument must be a memory value")
+		} else if n < 1<<20 {
+			err = fmt.Errorf("argument must be between %d and %d inclusive", 1<<20, int64(math.MaxInt64))
+		} else {
+			c.QueryBufferLimit = n
 		}
 	case "active-expire-effort":
 		c.ActiveExpireEffort, err = intInRange(val, 1, 10)

@@ -43,6 +43,9 @@ const (
 
 var errGuardClosed = errors.New("protocol error")
 
+// errQueryBufLimit closes a client whose request passed client-query-buffer-limit.
+var errQueryBufLimit = errors.New("closing client that reached max query buffer length")
+
 // liveSettings are the settings read off the executor (the guards, the accept
 // callback, the active-expiry ticker); the executor updates them on CONFIG SET.
 type liveSettings struct {
@@ -53,6 +56,7 @@ type liveSettings struct {
 	luaLimitMs atomic.Int64 // lua-time-limit; <= 0: scripts are never busy
 	keepAlive  atomic.Int64 // tcp-keepalive in seconds; 0: off
 	timeout    atomic.Int64 // timeout (idle clients) in seconds; 0: none
+	queryLimit atomic.Int64 // client-query-buffer-limit: one request's payload bytes
 }
 
 func (l *liveSettings) set(cfg Config) {
@@ -63,6 +67,7 @@ func (l *liveSettings) set(cfg Config) {
 	l.luaLimitMs.Store(cfg.luaTimeLimit())
 	l.keepAlive.Store(int64(cfg.TCPKeepAlive))
 	l.timeout.Store(int64(cfg.Timeout))
+	l.queryLimit.Store(cfg.queryBufferLimit())
 }
 
 type guardListener struct {
@@ -125,6 +130,9 @@ func (c *guardConn) read(p []byte) (int, error) {
 		if c.failMsg != "" {
 			c.Conn.Write([]byte("-" + c.failMsg + "\r\n"))
 			return 0, errGuardClosed
+		}
+		if c.g.overLimit {
+			return 0, errQueryBufLimit
 		}
 		if c.readErr != nil {
 			return 0, c.readErr
@@ -242,6 +250,8 @@ type respGuard struct {
 	stallLen  int    // bytes of the stalled request so far
 	holding   bool   // the current request is big: its bytes wait in req
 	req       []byte
+	reqBytes  int64 // payload bytes the current request announced so far
+	overLimit bool  // the request passed client-query-buffer-limit: close, no reply
 }
 
 // pass and lit emit through the emitter, or into req while holding a request.
@@ -287,6 +297,7 @@ func (g *respGuard) feed(e *emitter) (int, string) {
 				return i, "" // let the requests so far run: one may be AUTH
 			}
 			e.reqMark = e.len()
+			g.reqBytes = 0
 			g.line, g.lineLen, g.lineStart = g.line[:0], 0, i
 			if in[i] == '*' {
 				g.state, g.lineLen = gCount, 1
@@ -400,6 +411,11 @@ func (g *respGuard) feed(e *emitter) (int, string) {
 			}
 			if n > unauthMaxBulk && g.needAuth() {
 				return fail(msgProtoUnauthBulk)
+			}
+			if g.reqBytes += n; g.limits != nil && g.reqBytes > g.limits.queryLimit.Load() {
+				// Redis closes a client whose query buffer passes the limit, without a reply
+				g.overLimit = true
+				return fail("")
 			}
 			g.emitLine(e, 0, i)
 			i++
