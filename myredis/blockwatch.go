@@ -18,7 +18,6 @@ import (
 // the client is woken, the read is interrupted with a past read deadline and the
 // goroutine is joined before redcon reads again, so the two never read at once.
 
-
 // eofWatch reads a blocked client's socket. Its goroutine is the only reader of
 // the guard while it runs.
 type eofWatch struct {
@@ -46,7 +45,7 @@ func (w *eofWatch) read() {
 			w.gc.bytes.addIn(n)
 			w.gc.held = append(w.gc.held, buf[:n]...)
 			w.gc.qbuf.Store(int64(len(w.gc.held) + len(w.gc.out)))
-			if l := w.gc.g.limits; l != nil && int64(len(w.gc.held)) > l.queryLimit.Load() { // client-query-buffer-limit
+			if l := w.gc.g.limits; l != nil && l.overQueryLimit(int64(len(w.gc.held))) { // client-query-buffer-limit
 				w.gc.readErr = errQueryBufLimit
 				close(w.gone)
 				return

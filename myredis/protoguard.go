@@ -56,7 +56,13 @@ type liveSettings struct {
 	luaLimitMs atomic.Int64 // lua-time-limit; <= 0: scripts are never busy
 	keepAlive  atomic.Int64 // tcp-keepalive in seconds; 0: off
 	timeout    atomic.Int64 // timeout (idle clients) in seconds; 0: none
-	queryLimit atomic.Int64 // client-query-buffer-limit: one request's payload bytes
+	queryLimit atomic.Int64 // client-query-buffer-limit: one request's payload bytes (0: unset)
+}
+
+// overQueryLimit reports whether n bytes of one request pass client-query-buffer-limit.
+func (l *liveSettings) overQueryLimit(n int64) bool {
+	lim := l.queryLimit.Load()
+	return lim > 0 && n > lim
 }
 
 func (l *liveSettings) set(cfg Config) {
@@ -412,7 +418,7 @@ func (g *respGuard) feed(e *emitter) (int, string) {
 			if n > unauthMaxBulk && g.needAuth() {
 				return fail(msgProtoUnauthBulk)
 			}
-			if g.reqBytes += n; g.limits != nil && g.reqBytes > g.limits.queryLimit.Load() {
+			if g.reqBytes += n; g.limits != nil && g.limits.overQueryLimit(g.reqBytes) {
 				// Redis closes a client whose query buffer passes the limit, without a reply
 				g.overLimit = true
 				return fail("")
