@@ -529,7 +529,7 @@ func infoPersistence(s *Server) [][2]string {
 }
 
 func infoStats(s *Server) [][2]string {
-	return [][2]string{
+	return append([][2]string{
 		{"total_connections_received", itoa(clientIDs.Load())},
 		{"total_commands_processed", itoa(s.stats.commands)},
 		{"instantaneous_ops_per_sec", itoa(s.estats.opsSamples.perSec())},
@@ -543,7 +543,7 @@ func infoStats(s *Server) [][2]string {
 		{"keyspace_hits", itoa(s.stats.keyspaceHits)},
 		{"keyspace_misses", itoa(s.stats.keyspaceMisses)},
 		{"total_error_replies", itoa(s.estats.errorReplies)},
-	}
+	}, s.pubsubInfo()...)
 }
 
 func infoKeyspace(s *Server) [][2]string {

@@ -197,6 +197,7 @@ var commandGroups = []func() []*command{
 	commandsDump,
 	commandsKeyspace,
 	commandsFunctions,
+	commandsPubSub,
 }
 
 // errUnknownCommand is Redis's reply to a command name it does not know. Like

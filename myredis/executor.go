@@ -1,6 +1,7 @@
 package myredis
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -78,6 +79,7 @@ func (s *Server) submit(fn func()) {
 func (s *Server) runBatch(c *Client) {
 	// the access time of every key this batch reads (OBJECT IDLETIME)
 	s.lruClock = s.clock.Now().UnixMilli()
+	s.runningClient = c
 	if c.busyExecAbort.Swap(false) { // its EXEC was answered EXECABORT (BUSY)
 		s.discard(c)
 		s.unwatchAll(c)
@@ -104,6 +106,10 @@ func (s *Server) runBatch(c *Client) {
 		}
 	}
 	c.cmds = c.cmds[:0]
+	s.runningClient = nil
+	if c.ps != nil { // replies follow the messages queued before them (pubsub.go)
+		s.flushToOutbox(c)
+	}
 	c.batchBlocked = c.blocked != nil
 	if c.batchBlocked {
 		c.batchDeadline = c.blocked.deadline
@@ -177,6 +183,10 @@ func (s *Server) call(c *Client, args [][]byte, w *Writer) {
 	}
 	if c.needsAuth() && cmd.flags&flagNoAuth == 0 {
 		s.reject(c, cmd, w, msgNoAuth)
+		return
+	}
+	if c.ps != nil && c.pubsubOnly() && !allowedWhileSubscribed[cmd.name] {
+		s.reject(c, cmd, w, fmt.Sprintf(msgPubSubContext, cmd.name))
 		return
 	}
 	if c.multi != nil && cmd.flags&(flagNoMulti|flagTx) == flagNoMulti {
@@ -470,7 +480,9 @@ func (s *Server) waitBlocked(c *Client, conn redcon.Conn, deadline time.Time) bo
 	case <-s.quit:
 		return false
 	}
-	conn.WriteRaw(c.blockOut.Bytes())
+	if !c.pushReply(c.blockOut.Bytes()) {
+		conn.WriteRaw(c.blockOut.Bytes())
+	}
 	return true
 }
 
