@@ -264,7 +264,8 @@ var runtimeSettable = map[string]bool{
 	"lua-time-limit": true, "busy-reply-threshold": true, "hll-sparse-max-bytes": true, "active-expire-effort": true,
 	"maxmemory-policy": true, "tcp-keepalive": true,
 	"auto-aof-rewrite-percentage": true, "auto-aof-rewrite-min-size": true,
-	"set-max-intset-entries": true,
+	"set-max-intset-entries":     true,
+	"client-output-buffer-limit": true,
 }
 
 func cmdConfig(x *Ctx) {
