@@ -79,7 +79,9 @@ func (s *Server) submit(fn func()) {
 func (s *Server) runBatch(c *Client) {
 	// the access time of every key this batch reads (OBJECT IDLETIME)
 	s.lruClock = s.clock.Now().UnixMilli()
-	s.runningClient = c
+	if !s.par.on { // workers run batches side by side (workers.go)
+		s.runningClient = c
+	}
 	if c.busyExecAbort.Swap(false) { // its EXEC was answered EXECABORT (BUSY)
 		s.discard(c)
 		s.unwatchAll(c)

@@ -53,9 +53,9 @@ func newOutbox(conn net.Conn) *outbox {
 	return o
 }
 
-// push queues b (copied) and enforces lim. It returns false when the client was
-// over its limit (its socket is then closed) or already gone. Runs on the
-// executor; it never blocks on the socket.
+// push queues b (copied) and enforces lim. It returns false when this push took
+// the client over its limit (its socket is then closed). A push to a closed
+// outbox is dropped. Runs on the executor; it never blocks on the socket.
 func (o *outbox) push(b []byte, lim obufLimit, now time.Time) bool {
 	if len(b) == 0 {
 		return true
@@ -63,7 +63,7 @@ func (o *outbox) push(b []byte, lim obufLimit, now time.Time) bool {
 	o.mu.Lock()
 	if o.closed {
 		o.mu.Unlock()
-		return false
+		return true
 	}
 	o.buf = append(o.buf, b...)
 	used := uint64(len(o.buf) + o.inflight)

@@ -265,7 +265,7 @@ func (s *Server) pushTo(c *Client, msg []byte) {
 		return
 	}
 	if !c.ps.out.push(msg, s.obufLimitFor(c), s.clock.Now()) {
-		s.log.Debug("client closed for overcoming of output buffer limits", "id", c.id, "addr", c.addr)
+		s.log.Warn("client closed for overcoming of output buffer limits", "id", c.id, "addr", c.addr, "class", "pubsub")
 	}
 }
 
