@@ -11,10 +11,10 @@ func commandsPubSub() []*command {
 	return []*command{
 		{name: "subscribe", arity: -2, flags: flagNoScript, fn: cmdSubscribe(subChannel)},
 		{name: "psubscribe", arity: -2, flags: flagNoScript, fn: cmdSubscribe(subPattern)},
-		{name: "ssubscribe", arity: -2, flags: flagNoScript, fn: cmdSubscribe(subShard)},
+		{name: "ssubscribe", arity: -2, flags: flagNoScript, fn: cmdSubscribe(subShard), firstKey: 1, lastKey: -1, step: 1},
 		{name: "unsubscribe", arity: -1, flags: flagNoScript, fn: cmdUnsubscribe(subChannel)},
 		{name: "punsubscribe", arity: -1, flags: flagNoScript, fn: cmdUnsubscribe(subPattern)},
-		{name: "sunsubscribe", arity: -1, flags: flagNoScript, fn: cmdUnsubscribe(subShard)},
+		{name: "sunsubscribe", arity: -1, flags: flagNoScript, fn: cmdUnsubscribe(subShard), firstKey: 1, lastKey: -1, step: 1},
 		{name: "publish", arity: 3, fn: cmdPublish(subChannel)},
 		{name: "spublish", arity: 3, fn: cmdPublish(subShard), firstKey: 1, lastKey: 1, step: 1},
 		{name: "pubsub", arity: -2, fn: cmdPubSub, subs: subcommands(map[string]int{
