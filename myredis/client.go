@@ -73,6 +73,9 @@ type Client struct {
 	// ps is c's subscriptions and outbox, from its first (UN)SUBSCRIBE on
 	// (pubsub.go); executor-owned, read by the connection between batches
 	ps *clientPubSub
+	// pushing: the command's reply is a pub/sub confirmation, which CLIENT REPLY
+	// OFF|SKIP do not mute (Redis's CLIENT_PUSHING); executor-owned
+	pushing bool
 }
 
 var clientIDs atomic.Int64

@@ -26,6 +26,7 @@ func commandsPubSub() []*command {
 // cmdSubscribe is SUBSCRIBE, PSUBSCRIBE and SSUBSCRIBE: one confirmation per name.
 func cmdSubscribe(kind subKind) func(x *Ctx) {
 	return func(x *Ctx) {
+		x.c.pushing = x.c.replyOff || x.c.replySkip
 		for _, name := range x.args[1:] {
 			x.s.subscribe(x.c, kind, string(name), x.w)
 		}
@@ -36,6 +37,7 @@ func cmdSubscribe(kind subKind) func(x *Ctx) {
 // from everything of its kind.
 func cmdUnsubscribe(kind subKind) func(x *Ctx) {
 	return func(x *Ctx) {
+		x.c.pushing = x.c.replyOff || x.c.replySkip
 		if x.nargs() == 1 {
 			x.s.unsubscribeAll(x.c, kind, x.w)
 			return

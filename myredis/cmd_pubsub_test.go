@@ -275,3 +275,21 @@ func waitStat(t *testing.T, c *redistest.Conn, field, value string) {
 	}
 	t.Fatalf("INFO %s stayed %q, want %q", field, got, value)
 }
+
+// TestPubSubReplyOff: CLIENT REPLY OFF mutes PING but not the (un)subscribe
+// confirmations nor the messages, which Redis sends as pushes.
+func TestPubSubReplyOff(t *testing.T) {
+	sub, _, addr := start(t)
+	pub := redistest.Dial(t, addr)
+	sub.Write([]byte(string(redistest.Encode("CLIENT", "REPLY", "OFF")) +
+		string(redistest.Encode("SUBSCRIBE", "a")) + string(redistest.Encode("PING"))))
+	waitNumSub(t, pub, "a", 1)
+	mustDo(t, pub, num(1), "PUBLISH", "a", "hello")
+	sub.Write([]byte(string(redistest.Encode("UNSUBSCRIBE")) + string(redistest.Encode("CLIENT", "REPLY", "ON"))))
+	want := []string{subReply("subscribe", "a", 1), message("a", "hello"), subReply("unsubscribe", "a", 0), ok}
+	for i, w := range want {
+		if got, err := sub.Read(); err != nil || got != w {
+			t.Fatalf("reply %d: %q %v, want %q", i, got, err, w)
+		}
+	}
+}

@@ -127,8 +127,10 @@ func (s *Server) runBatch(c *Client) {
 func (s *Server) muteReply(c *Client, mark int) {
 	switch {
 	case c.replyOff || c.replySkip:
-		c.out.Truncate(mark)
-		c.replySkip = false
+		if !c.pushing { // pub/sub confirmations are pushes: never muted (pubsub.go)
+			c.out.Truncate(mark)
+		}
+		c.replySkip, c.pushing = false, false
 	}
 	if c.replySkipNext && !c.replyOff {
 		// the SKIP command itself has no reply; the next one is dropped

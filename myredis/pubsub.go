@@ -204,7 +204,9 @@ func writeSubReply(w *Writer, kind string, name []byte, count int) {
 }
 
 // publish sends message to the subscribers of channel (and, unless shard, to the
-// clients whose patterns match it) and returns how many received it.
+// clients whose patterns match it) and returns how many received it. Pushing
+// never changes the registry (a client over its limit is forgotten later, by its
+// connection's close), so the sets are walked as they are.
 func (s *Server) publish(kind subKind, channel, message []byte) int {
 	n := 0
 	kindName := "message"
@@ -213,7 +215,7 @@ func (s *Server) publish(kind subKind, channel, message []byte) int {
 	}
 	if set := s.pubsub.subscribers(kind, string(channel), false); set != nil {
 		msg := appendMessage(nil, kindName, nil, channel, message)
-		for _, c := range append([]*Client(nil), set.items...) {
+		for _, c := range set.items {
 			s.pushTo(c, msg)
 			n++
 		}
@@ -221,7 +223,7 @@ func (s *Server) publish(kind subKind, channel, message []byte) int {
 	if kind == subShard {
 		return n
 	}
-	for _, pat := range append([]string(nil), s.pubsub.pats.items...) {
+	for _, pat := range s.pubsub.pats.items {
 		if !globMatch(pat, string(channel)) {
 			continue
 		}
@@ -230,7 +232,7 @@ func (s *Server) publish(kind subKind, channel, message []byte) int {
 			continue
 		}
 		msg := appendMessage(nil, "pmessage", []byte(pat), channel, message)
-		for _, c := range append([]*Client(nil), set.items...) {
+		for _, c := range set.items {
 			s.pushTo(c, msg)
 			n++
 		}
