@@ -65,13 +65,16 @@ func (o *outbox) push(b []byte, lim obufLimit, now time.Time) bool {
 		o.mu.Unlock()
 		return true
 	}
+	wasEmpty := len(o.buf) == 0 // only then may the writer be waiting
 	o.buf = append(o.buf, b...)
 	used := uint64(len(o.buf) + o.inflight)
 	over := o.overLimit(used, lim, now)
 	if over {
 		o.closed, o.buf = true, nil
 	}
-	o.cond.Broadcast() // the writer, and drain if it waits
+	if wasEmpty || over {
+		o.cond.Broadcast() // the writer (and drain, which only waits for it)
+	}
 	o.mu.Unlock()
 	if over {
 		o.conn.Close() // redcon's reader fails and the client is freed (forgetClient)
