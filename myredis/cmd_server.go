@@ -228,6 +228,8 @@ func (s *Server) configParams() map[string]func() string {
 	for name, get := range s.moreConfigParams() { // config_more.go
 		params[name] = get
 	}
+	// pubsub_config.go
+	params["client-output-buffer-limit"] = func() string { return formatObufLimits(c.ObufLimits) }
 	c.Enc.params(params) // encoding.go
 	return params
 }
@@ -264,8 +266,7 @@ var runtimeSettable = map[string]bool{
 	"lua-time-limit": true, "busy-reply-threshold": true, "hll-sparse-max-bytes": true, "active-expire-effort": true,
 	"maxmemory-policy": true, "tcp-keepalive": true,
 	"auto-aof-rewrite-percentage": true, "auto-aof-rewrite-min-size": true,
-	"set-max-intset-entries":     true,
-	"client-output-buffer-limit": true,
+	"set-max-intset-entries": true, "client-output-buffer-limit": true,
 }
 
 func cmdConfig(x *Ctx) {

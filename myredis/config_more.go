@@ -405,16 +405,15 @@ func (s *Server) moreConfigParams() map[string]func() string {
 	c := &s.cfg
 	yesNo := map[bool]string{true: "yes", false: "no"}
 	return map[string]func() string{
-		"save":                       func() string { return formatSave(c.Save) },
-		"maxmemory":                  func() string { return strconv.FormatUint(c.MaxMemory, 10) },
-		"maxmemory-policy":           func() string { return c.MaxMemPolicy },
-		"timeout":                    func() string { return strconv.Itoa(c.Timeout) },
-		"tcp-keepalive":              func() string { return strconv.Itoa(c.TCPKeepAlive) },
-		"tcp-backlog":                func() string { return strconv.Itoa(c.TCPBacklog) },
-		"daemonize":                  func() string { return yesNo[c.Daemonize] },
-		"logfile":                    func() string { return c.LogFile },
-		"pidfile":                    func() string { return c.PidFile },
-		"client-output-buffer-limit": func() string { return formatObufLimits(c.ObufLimits) },
+		"save":             func() string { return formatSave(c.Save) },
+		"maxmemory":        func() string { return strconv.FormatUint(c.MaxMemory, 10) },
+		"maxmemory-policy": func() string { return c.MaxMemPolicy },
+		"timeout":          func() string { return strconv.Itoa(c.Timeout) },
+		"tcp-keepalive":    func() string { return strconv.Itoa(c.TCPKeepAlive) },
+		"tcp-backlog":      func() string { return strconv.Itoa(c.TCPBacklog) },
+		"daemonize":        func() string { return yesNo[c.Daemonize] },
+		"logfile":          func() string { return c.LogFile },
+		"pidfile":          func() string { return c.PidFile },
 	}
 }
 
