@@ -70,6 +70,12 @@ type Client struct {
 	replyMem   int64        // capacity of the reply buffers after the last batch (executor-owned)
 	lastActive atomic.Int64 // unix ms of the last command, for CLIENT LIST idle
 	guard      *guardConn   // the socket's protocol guard, told when c authenticates
+	// ps is c's subscriptions and outbox, from its first (UN)SUBSCRIBE on
+	// (pubsub.go); executor-owned, read by the connection between batches
+	ps *clientPubSub
+	// pushing: the command's reply is a pub/sub confirmation, which CLIENT REPLY
+	// OFF|SKIP do not mute (Redis's CLIENT_PUSHING); executor-owned
+	pushing bool
 }
 
 var clientIDs atomic.Int64
@@ -111,12 +117,19 @@ func (c *Client) info(now time.Time) string {
 	if c.lastActive.Load() == 0 {
 		idle = age
 	}
-	flags := "N"
-	if c.multi != nil {
-		flags = "x"
-	} else if c.blocked != nil {
-		flags = "b"
+	flags := ""
+	if c.isSubscriber() {
+		flags += "P"
 	}
+	if c.multi != nil {
+		flags += "x"
+	} else if c.blocked != nil {
+		flags += "b"
+	}
+	if flags == "" {
+		flags = "N"
+	}
+	subs, omem := c.pubsubCounts()
 	multi := -1
 	if c.multi != nil {
 		multi = len(c.multi.cmds)
@@ -127,14 +140,16 @@ func (c *Client) info(now time.Time) string {
 	}
 	// Replies are written to the socket by the connection right after each
 	// batch: no output waits in a list between batches, so omem is 0.
-	totMem := qbuf + c.replyMem + int64(unsafe.Sizeof(*c))
+	// A subscriber's outbox is its output list: omem is what waits there.
+	totMem := qbuf + c.replyMem + omem + int64(unsafe.Sizeof(*c))
 	return "id=" + strconv.FormatInt(c.id, 10) +
 		" addr=" + c.addr + " laddr=" + c.laddr + " fd=" + strconv.Itoa(fd) + " name=" + c.name +
 		" age=" + strconv.FormatInt(age, 10) + " idle=" + strconv.FormatInt(idle, 10) +
 		" flags=" + flags + " db=" + strconv.Itoa(c.db.id) +
-		" sub=0 psub=0 ssub=0 multi=" + strconv.Itoa(multi) +
+		" sub=" + strconv.Itoa(subs[subChannel]) + " psub=" + strconv.Itoa(subs[subPattern]) +
+		" ssub=" + strconv.Itoa(subs[subShard]) + " multi=" + strconv.Itoa(multi) +
 		" qbuf=" + strconv.FormatInt(qbuf, 10) + " qbuf-free=0 argv-mem=0 multi-mem=0 rbs=" + strconv.FormatInt(c.replyMem, 10) +
-		" rbp=0 obl=0 oll=0 omem=0 tot-mem=" + strconv.FormatInt(totMem, 10) + " events=r" +
+		" rbp=0 obl=0 oll=0 omem=" + strconv.FormatInt(omem, 10) + " tot-mem=" + strconv.FormatInt(totMem, 10) + " events=r" +
 		" cmd=" + c.lastCmd + " user=default redir=-1 resp=" + strconv.Itoa(c.resp) +
 		" lib-name=" + c.libName + " lib-ver=" + c.libVer + "\n"
 }

@@ -22,6 +22,10 @@ func commandsConnection() []*command {
 }
 
 func cmdPing(x *Ctx) {
+	if x.c.ps != nil && x.c.pubsubOnly() && x.nargs() <= 2 {
+		pubsubPong(x) // cmd_pubsub.go
+		return
+	}
 	switch x.nargs() {
 	case 1:
 		x.w.Simple("PONG")
@@ -290,6 +294,7 @@ func (s *Server) clientList(ids map[int64]bool) string {
 func cmdReset(x *Ctx) {
 	x.s.discard(x.c)
 	x.s.unwatchAll(x.c)
+	x.s.dropSubscriptions(x.c)
 	x.c.db = x.s.dbs[0]
 	x.c.name = ""
 	x.c.authed = x.s.cfg.RequirePass == ""

@@ -231,6 +231,8 @@ func (s *Server) configParams() map[string]func() string {
 	for name, get := range s.moreConfigParams() { // config_more.go
 		params[name] = get
 	}
+	// pubsub_config.go
+	params["client-output-buffer-limit"] = func() string { return formatObufLimits(c.ObufLimits) }
 	c.Enc.params(params) // encoding.go
 	return params
 }
@@ -267,7 +269,7 @@ var runtimeSettable = map[string]bool{
 	"lua-time-limit": true, "busy-reply-threshold": true, "hll-sparse-max-bytes": true, "active-expire-effort": true,
 	"maxmemory-policy": true, "tcp-keepalive": true,
 	"auto-aof-rewrite-percentage": true, "auto-aof-rewrite-min-size": true,
-	"set-max-intset-entries": true, "client-query-buffer-limit": true,
+	"set-max-intset-entries": true, "client-query-buffer-limit": true, "client-output-buffer-limit": true,
 }
 
 func cmdConfig(x *Ctx) {
@@ -533,7 +535,7 @@ func infoPersistence(s *Server) [][2]string {
 }
 
 func infoStats(s *Server) [][2]string {
-	return [][2]string{
+	return append([][2]string{
 		{"total_connections_received", itoa(clientIDs.Load())},
 		{"total_commands_processed", itoa(s.stats.commands)},
 		{"instantaneous_ops_per_sec", itoa(s.estats.opsSamples.perSec())},
@@ -547,7 +549,7 @@ func infoStats(s *Server) [][2]string {
 		{"keyspace_hits", itoa(s.stats.keyspaceHits)},
 		{"keyspace_misses", itoa(s.stats.keyspaceMisses)},
 		{"total_error_replies", itoa(s.estats.errorReplies)},
-	}
+	}, s.pubsubInfo()...)
 }
 
 func infoKeyspace(s *Server) [][2]string {

@@ -200,6 +200,7 @@ var commandGroups = []func() []*command{
 	commandsKeyspace,
 	commandsFunctions,
 	commandsGeo,
+	commandsPubSub,
 }
 
 // errUnknownCommand is Redis's reply to a command name it does not know. Like

@@ -54,6 +54,9 @@ type Config struct {
 	Daemonize    bool
 	LogFile      string
 	PidFile      string
+	// ObufLimits is client-output-buffer-limit by class (pubsub_config.go).
+	ObufLimits [3]obufLimit
+	obufInit   bool
 	// Unsupported names the options that were read but have no effect in MyRedis
 	// (cmd/myredis logs one warning for each).
 	Unsupported  []string
@@ -153,6 +156,7 @@ func (c *Config) fillDefaults() {
 		c.ActiveExpireEffort = 1
 	}
 	c.initEncoding()
+	c.initObuf()
 	if !c.keepAliveSet {
 		c.TCPKeepAlive = 300
 	}

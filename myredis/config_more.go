@@ -278,6 +278,8 @@ func (c *Config) setMore(name, val string) error {
 		c.LogFile = val
 	case "pidfile":
 		c.PidFile = val
+	case "client-output-buffer-limit":
+		err = c.setObufLimits(val) // pubsub_config.go
 	default:
 		if !redisConfigNames[name] {
 			return errUnknownOption

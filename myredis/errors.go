@@ -197,3 +197,12 @@ const (
 
 // maxmemory (maxmemory.go).
 const msgOOM = "OOM command not allowed when used memory > 'maxmemory'."
+
+// Pub/sub (cmd_pubsub.go) and client-output-buffer-limit.
+const (
+	msgPubSubContext    = "ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
+	msgPubSubSubcommand = "ERR unknown subcommand or wrong number of arguments for '%s'. Try PUBSUB HELP."
+	msgObufArgs         = "Wrong number of arguments in buffer limit configuration."
+	msgObufClass        = "Invalid client class specified in buffer limit configuration."
+	msgObufValues       = "Error in hard, soft or soft_seconds setting in buffer limit configuration."
+)

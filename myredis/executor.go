@@ -1,6 +1,7 @@
 package myredis
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -78,6 +79,9 @@ func (s *Server) submit(fn func()) {
 func (s *Server) runBatch(c *Client) {
 	// the access time of every key this batch reads (OBJECT IDLETIME)
 	s.lruClock.Store(s.clock.Now().UnixMilli())
+	if !s.par.on { // workers run batches side by side (workers.go)
+		s.runningClient = c
+	}
 	if c.busyExecAbort.Swap(false) { // its EXEC was answered EXECABORT (BUSY)
 		s.discard(c)
 		s.unwatchAll(c)
@@ -104,6 +108,10 @@ func (s *Server) runBatch(c *Client) {
 		}
 	}
 	c.cmds = c.cmds[:0]
+	s.runningClient = nil
+	if c.ps != nil { // replies follow the messages queued before them (pubsub.go)
+		s.flushToOutbox(c)
+	}
 	c.batchBlocked = c.blocked != nil
 	if c.batchBlocked {
 		c.batchDeadline = c.blocked.deadline
@@ -119,8 +127,10 @@ func (s *Server) runBatch(c *Client) {
 func (s *Server) muteReply(c *Client, mark int) {
 	switch {
 	case c.replyOff || c.replySkip:
-		c.out.Truncate(mark)
-		c.replySkip = false
+		if !c.pushing { // pub/sub confirmations are pushes: never muted (pubsub.go)
+			c.out.Truncate(mark)
+		}
+		c.replySkip, c.pushing = false, false
 	}
 	if c.replySkipNext && !c.replyOff {
 		// the SKIP command itself has no reply; the next one is dropped
@@ -181,6 +191,10 @@ func (s *Server) call(c *Client, args [][]byte, w *Writer) {
 	}
 	if s.cfg.MaxMemory > 0 && refusedOnOOM(c, cmd) && s.overMaxmemory() { // maxmemory.go
 		s.reject(c, cmd, w, msgOOM)
+		return
+	}
+	if c.ps != nil && c.pubsubOnly() && !allowedWhileSubscribed[cmd.name] {
+		s.reject(c, cmd, w, fmt.Sprintf(msgPubSubContext, cmd.name))
 		return
 	}
 	if c.multi != nil && cmd.flags&(flagNoMulti|flagTx) == flagNoMulti {
@@ -474,7 +488,9 @@ func (s *Server) waitBlocked(c *Client, conn redcon.Conn, deadline time.Time) bo
 	case <-s.quit:
 		return false
 	}
-	conn.WriteRaw(c.blockOut.Bytes())
+	if !c.pushReply(c.blockOut.Bytes()) {
+		conn.WriteRaw(c.blockOut.Bytes())
+	}
 	return true
 }
 

@@ -42,10 +42,14 @@ type Server struct {
 	dirty    int64 // count of changes, as Redis's server.dirty
 	blocking map[dbKey][]*Client
 	ready    []dbKey
-	loading  bool // replaying the AOF: no expiry deletes
-	stats    stats
-	hooks    []func(db *DB, args [][]byte) // propagation listeners (AOF)
-	par      dataLock                      // --workers N > 1 only (workers.go)
+	loading  bool           // replaying the AOF: no expiry deletes
+	pubsub   pubsubRegistry // channels and patterns to subscribers (pubsub.go)
+	// runningClient is the client whose batch runs now (pushTo writes its own
+	// messages into its replies)
+	runningClient *Client
+	stats         stats
+	hooks         []func(db *DB, args [][]byte) // propagation listeners (AOF)
+	par           dataLock                      // --workers N > 1 only (workers.go)
 
 	lruClock     atomic.Int64                 // unix ms, renewed as each batch starts: keys' access time (atomic: --workers runs batches at once)
 	usedMemory   atomic.Uint64                // heap in use, sampled hz times a second (maxmemory.go)
@@ -239,6 +243,7 @@ func (s *Server) closed(conn redcon.Conn, err error) {
 	s.mu.Lock()
 	delete(s.clients, c.id)
 	s.mu.Unlock()
+	c.closeOutbox()
 	select {
 	case s.jobs <- job{fn: func() { s.forgetClient(c) }}:
 	case <-s.quit:
@@ -249,6 +254,7 @@ func (s *Server) closed(conn redcon.Conn, err error) {
 func (s *Server) forgetClient(c *Client) {
 	s.unwatchAll(c)
 	s.unblock(c)
+	s.dropSubscriptions(c)
 }
 
 // handle runs on the connection goroutine for the first command of each pipelined
@@ -288,6 +294,7 @@ func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
 		writeReply(conn, &c.out, !wrote)
 		wrote = true
 		if c.closing {
+			c.drainOutbox() // QUIT's +OK may wait there
 			conn.Close()
 			return
 		}

@@ -87,10 +87,6 @@ func (s *Server) closeIdleClients() {
 	}
 }
 
-// isSubscriber reports whether c is in pub/sub mode (which MyRedis does not
-// have yet; a pub/sub branch answers here). Runs on the executor.
-func (c *Client) isSubscriber() bool { return false }
-
 // socketFD is the descriptor of an accepted TCP socket (CLIENT LIST fd), -1 if
 // there is none.
 func socketFD(c net.Conn) int {
