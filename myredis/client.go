@@ -23,8 +23,11 @@ type Client struct {
 	// hand-off between the connection goroutine and the executor
 	cmds []redcon.Command
 	out  Writer
-	done chan struct{}
-	wake chan struct{} // a blocked command was served or timed out
+	// obufSoftSince is when the replies first passed the normal class's soft
+	// output-buffer limit (zero: under it). Connection goroutine only.
+	obufSoftSince time.Time
+	done          chan struct{}
+	wake          chan struct{} // a blocked command was served or timed out
 	// set by runBatch before done, read by the connection goroutine after it
 	batchBlocked  bool
 	batchDeadline time.Time

@@ -57,6 +57,8 @@ type liveSettings struct {
 	keepAlive  atomic.Int64 // tcp-keepalive in seconds; 0: off
 	timeout    atomic.Int64 // timeout (idle clients) in seconds; 0: none
 	queryLimit atomic.Int64 // client-query-buffer-limit: one request's payload bytes (0: unset)
+	// client-output-buffer-limit for the normal class (replybuf.go)
+	obufHard, obufSoft, obufSoftSecs atomic.Int64
 }
 
 // overQueryLimit reports whether n bytes of one request pass client-query-buffer-limit.
@@ -74,6 +76,11 @@ func (l *liveSettings) set(cfg Config) {
 	l.keepAlive.Store(int64(cfg.TCPKeepAlive))
 	l.timeout.Store(int64(cfg.Timeout))
 	l.queryLimit.Store(cfg.queryBufferLimit())
+	cfg.initObuf()
+	n := cfg.ObufLimits[obufNormal]
+	l.obufHard.Store(int64(min(n.hard, 1<<62)))
+	l.obufSoft.Store(int64(min(n.soft, 1<<62)))
+	l.obufSoftSecs.Store(n.softSeconds)
 }
 
 type guardListener struct {

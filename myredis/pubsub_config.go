@@ -7,10 +7,9 @@ import (
 )
 
 // client-output-buffer-limit: one limit per client class, as Redis keeps them.
-// The pubsub class is enforced on subscribers' outboxes (outbox.go); the normal
-// and replica limits are stored and reported but not enforced, since ordinary
-// replies are written by the connection right after each batch and MyRedis has
-// no replicas.
+// The pubsub class is enforced on subscribers' outboxes (outbox.go), the normal
+// class on each batch's replies (replybuf.go overOutputLimit); the replica
+// limits are stored and reported: MyRedis has no replicas yet.
 
 // Client classes of client-output-buffer-limit, in Redis's order.
 const (

@@ -35,3 +35,28 @@ func TestClientQueryBufferLimit(t *testing.T) {
 	mustDo(t, c, ":0\r\n", "EXISTS", "c", "d")
 	mustDo(t, c, ":2\r\n", "EXISTS", "a", "b")
 }
+
+// TestNormalOutputBufferLimit: replies past the normal class's hard limit
+// close the client instead of being sent; under it they are sent.
+func TestNormalOutputBufferLimit(t *testing.T) {
+	c, _, addr := start(t)
+	runSteps(t, c, []step{
+		do("+OK\r\n", "SET", "big", strings.Repeat("x", 2<<20)),
+		do("+OK\r\n", "SET", "small", strings.Repeat("y", 100<<10)),
+		do("+OK\r\n", "CONFIG", "SET", "client-output-buffer-limit", "normal 1mb 0 0"),
+	})
+	reader := redistest.Dial(t, addr)
+	mustDo(t, reader, "$102400\r\n"+strings.Repeat("y", 100<<10)+"\r\n", "GET", "small")
+	if err := reader.Write(redistest.Encode("GET", "big")); err != nil {
+		t.Fatal(err)
+	}
+	data, closed := reader.ReadAll(5 * time.Second)
+	if !closed || data != "" {
+		t.Fatalf("past the hard limit: got %d bytes, closed=%v; want the connection closed unanswered", len(data), closed)
+	}
+	runSteps(t, c, []step{do("+OK\r\n", "CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0")})
+	again := redistest.Dial(t, addr)
+	if got := again.Do("STRLEN", "big"); got != ":2097152\r\n" {
+		t.Fatalf("STRLEN big: %q", got)
+	}
+}

@@ -51,6 +51,31 @@ func writeReply(conn redcon.Conn, w *Writer, direct bool) {
 	}
 }
 
+// overOutputLimit applies client-output-buffer-limit's normal class to a batch's
+// replies, n bytes, as Redis's checkClientOutputBufferLimits: past the hard
+// limit, or past the soft limit for longer than its seconds (counting from the
+// first batch over it; a batch under it starts again), the client is closed
+// instead of answered. 0 0 0, the default, is no limit. Runs on the connection
+// goroutine.
+func overOutputLimit(l *liveSettings, c *Client, n int, now time.Time) bool {
+	if l == nil {
+		return false
+	}
+	if hard := l.obufHard.Load(); hard > 0 && int64(n) > hard {
+		return true
+	}
+	soft := l.obufSoft.Load()
+	if soft <= 0 || int64(n) <= soft {
+		c.obufSoftSince = time.Time{}
+		return false
+	}
+	if c.obufSoftSince.IsZero() {
+		c.obufSoftSince = now
+		return false
+	}
+	return now.Sub(c.obufSoftSince) > time.Duration(l.obufSoftSecs.Load())*time.Second
+}
+
 // releaseScheduled is set while a release of memory to the OS is pending.
 var releaseScheduled atomic.Bool
 
