@@ -12,7 +12,7 @@ import (
 	"github.com/tidwall/redcon"
 )
 
-// AOF rewrite (BGREWRITEAOF, the automatic rewrite, SAVE, BGSAVE).
+// AOF rewrite (BGREWRITEAOF, the automatic rewrite, BGSAVE).
 //
 // The new file holds one command per live key (SET key value [PXAT ms], ZADD, SADD
 // and HMSET in batches) as the data was at the moment the rewrite started, t0, followed by every
@@ -442,57 +442,6 @@ func (a *aof) maybeRewrite() {
 		a.s.log.Info("starting automatic aof rewrite", "growth_percent", growth, "bytes", cur)
 		a.startRewrite()
 	}
-}
-
-// saveNow rewrites the file while the executor waits, as Redis's SAVE blocks the
-// server. Runs on the executor.
-func (a *aof) saveNow() error {
-	if a.rewriting {
-		return errRewriteRunning
-	}
-	start := time.Now()
-	a.flush()
-	a.selected = -1
-	rw := &rewrite{touched: make(map[dbKey]struct{}), functions: a.s.functionsRewrite()}
-	for _, db := range a.s.dbs {
-		db.scan(0, db.Size()+1, func(key string) { a.capture(rw, db, key, true) })
-	}
-	if rw.err != nil {
-		return rw.err
-	}
-	tmp := filepath.Join(filepath.Dir(a.path), fmt.Sprintf("temp-rewriteaof-%d.aof", os.Getpid()))
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriterSize(f, 1<<20)
-	enc := rewriteEncoder{selected: -1}
-	bw.Write(rw.functions)
-	for _, it := range rw.items {
-		bw.Write(enc.append(it))
-	}
-	if err == nil {
-		err = bw.Flush()
-	}
-	if err == nil {
-		err = fdatasync(f)
-	}
-	if err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	sw := &fileSwitch{f: f, tmp: tmp, result: make(chan error, 1)}
-	a.queueSwitch(sw)
-	if err := <-sw.result; err != nil {
-		return err
-	}
-	a.rewrites++
-	a.lastRewriteOK = true
-	a.lastRewriteDur = time.Since(start)
-	a.lastSave = a.s.clock.Now()
-	a.dirtyAtSave = a.s.dirty
-	return nil
 }
 
 // rewriteEncoder turns captured keys into commands. Runs on the rewriter.

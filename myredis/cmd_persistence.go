@@ -2,15 +2,14 @@ package myredis
 
 import "strings"
 
-// commandsPersistence registers the persistence commands. MyRedis persists only
-// through the append-only file (aof.go), so:
+// commandsPersistence registers the persistence commands:
 //
 //	BGREWRITEAOF  rewrites the AOF in the background (aof_rewrite.go)
-//	BGSAVE        the same, answered as Redis answers BGSAVE
-//	SAVE          rewrites the AOF while every other client waits, as Redis's SAVE
-//	              blocks the server; +OK once the new file is fsynced and in place
-//
-// With appendonly no there is nothing to save to, and all three answer an error.
+//	BGSAVE        the same, answered as Redis answers BGSAVE (there is no
+//	              background RDB snapshot yet); with appendonly no, an error
+//	SAVE          writes the RDB file (rdb_file.go) while every other client
+//	              waits, as Redis's SAVE blocks the server; +OK once the new file
+//	              is fsynced and in place
 func commandsPersistence() []*command {
 	return []*command{
 		{name: "bgrewriteaof", arity: 1, flags: flagAdmin | flagNoScript, fn: cmdBgrewriteaof},
@@ -59,19 +58,13 @@ func (x *Ctx) startBackgroundRewrite() bool {
 }
 
 func cmdSave(x *Ctx) {
-	a := x.s.aof
-	switch {
-	case a == nil:
-		x.err(msgNoAOF)
-	case x.inMulti || x.inScript:
+	if x.inMulti || x.inScript {
 		x.err(msgNotAllowedMulti)
-	case a.rewriting:
-		x.err(msgRewriteRunning)
-	default:
-		if err := a.saveNow(); err != nil {
-			x.err("ERR " + err.Error())
-			return
-		}
-		x.ok()
+		return
 	}
+	if err := x.s.saveRDB(); err != nil {
+		x.err("ERR") // Redis's shared.err; the log says why
+		return
+	}
+	x.ok()
 }

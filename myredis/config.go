@@ -54,6 +54,9 @@ type Config struct {
 	Daemonize    bool
 	LogFile      string
 	PidFile      string
+	DBFilename   string // dbfilename; "" means dump.rdb
+	// RDBNoCompression and RDBNoChecksum are rdbcompression no and rdbchecksum no.
+	RDBNoCompression, RDBNoChecksum bool
 	// Unsupported names the options that were read but have no effect in MyRedis
 	// (cmd/myredis logs one warning for each).
 	Unsupported  []string

@@ -278,6 +278,19 @@ func (c *Config) setMore(name, val string) error {
 		c.LogFile = val
 	case "pidfile":
 		c.PidFile = val
+	case "dbfilename":
+		if val != filepath.Base(val) || val == "" || val == "." || val == ".." {
+			return errors.New("dbfilename can't be a path, just a filename")
+		}
+		c.DBFilename = val
+	case "rdbcompression":
+		var yes bool
+		yes, err = parseYesNo(val)
+		c.RDBNoCompression = err == nil && !yes
+	case "rdbchecksum":
+		var yes bool
+		yes, err = parseYesNo(val)
+		c.RDBNoChecksum = err == nil && !yes
 	default:
 		if !redisConfigNames[name] {
 			return errUnknownOption
@@ -412,8 +425,21 @@ func (s *Server) moreConfigParams() map[string]func() string {
 		"daemonize":        func() string { return yesNo[c.Daemonize] },
 		"logfile":          func() string { return c.LogFile },
 		"pidfile":          func() string { return c.PidFile },
+		"dbfilename":       c.dbFilename,
+		"rdbcompression":   func() string { return yesNo[c.rdbCompression()] },
+		"rdbchecksum":      func() string { return yesNo[c.rdbChecksum()] },
 	}
 }
 
 // RedisVersion is the Redis version MyRedis answers as (INFO, HELLO, --version).
 const RedisVersion = redisVersion
+
+func (c *Config) dbFilename() string {
+	if c.DBFilename == "" {
+		return "dump.rdb"
+	}
+	return c.DBFilename
+}
+
+func (c *Config) rdbCompression() bool { return !c.RDBNoCompression }
+func (c *Config) rdbChecksum() bool    { return !c.RDBNoChecksum }
