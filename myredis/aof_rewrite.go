@@ -90,8 +90,7 @@ func (a *aof) startRewrite() error {
 	rw := &rewrite{touched: make(map[dbKey]struct{}), dirty: a.s.dirty, functions: a.s.functionsRewrite()}
 	a.rw, a.rewriting, a.rewriteStarted = rw, true, time.Now()
 	a.selected = -1 // the buffer starts with a SELECT
-	a.s.beforeWrite = a.beforeWrite
-	a.s.beforeSwapDB = a.captureBeforeSwap
+	a.s.setWriteHooks()
 	a.s.log.Info("aof rewrite started", "keys", a.keyCount())
 	go func() {
 		err := a.rewriteInBackground(rw)
@@ -375,8 +374,7 @@ func (a *aof) queueSwitch(sw *fileSwitch) {
 		a.rw.buf = nil
 	}
 	a.rw = nil
-	a.s.beforeWrite = nil
-	a.s.beforeSwapDB = nil
+	a.s.setWriteHooks()
 	a.mu.Lock()
 	a.sw, a.swMark = sw, len(a.pending)
 	a.mu.Unlock()
@@ -390,8 +388,7 @@ func (a *aof) queueSwitch(sw *fileSwitch) {
 func (a *aof) rewriteDone(rw *rewrite, err error) {
 	if a.rw == rw {
 		a.rw = nil
-		a.s.beforeWrite = nil
-		a.s.beforeSwapDB = nil
+		a.s.setWriteHooks()
 	}
 	a.rewriting = false
 	a.rewrites++
@@ -417,8 +414,7 @@ func (a *aof) abortRewrite() {
 	if a.rw != nil {
 		a.rw.aborted = true
 		a.rw = nil
-		a.s.beforeWrite = nil
-		a.s.beforeSwapDB = nil
+		a.s.setWriteHooks()
 	}
 }
 

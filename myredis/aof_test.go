@@ -521,7 +521,7 @@ func TestAOFAutomaticRewriteWhenTheFileDoubles(t *testing.T) {
 	}
 }
 
-func TestSaveAndBgsaveRewriteTheAOF(t *testing.T) {
+func TestSaveAndBgrewriteaofWithAOF(t *testing.T) {
 	dir := t.TempDir()
 	s, addr := openAOFServer(t, dir, nil)
 	c := mustDialAOF(t, addr)
@@ -535,13 +535,13 @@ func TestSaveAndBgsaveRewriteTheAOF(t *testing.T) {
 		t.Fatalf("SAVE with appendonly yes wrote no dump.rdb: %v", err)
 	}
 	c.must(t, "SET", "k2", "x")
-	if v := c.must(t, "BGSAVE"); v != "Background saving started" {
-		t.Fatalf("BGSAVE = %v", v)
+	if v := c.must(t, "BGREWRITEAOF"); v != "Background append only file rewriting started" {
+		t.Fatalf("BGREWRITEAOF = %v", v)
 	}
 	c.waitRewrite(t, 1)
 	b, _ := os.ReadFile(aofPath(dir))
 	if !bytes.Contains(b, appendCommand(nil, bargs("SET", "k", "9"))) || bytes.Contains(b, appendCommand(nil, bargs("SET", "k", "8"))) {
-		t.Fatalf("after BGSAVE the AOF is not rewritten: %q", b)
+		t.Fatalf("after BGREWRITEAOF the AOF is not rewritten: %q", b)
 	}
 	c.must(t, "MULTI")
 	c.must(t, "BGREWRITEAOF")
@@ -558,7 +558,7 @@ func TestSaveAndBgsaveRewriteTheAOF(t *testing.T) {
 
 	plain := New(DefaultConfig(), WithLogger(quietLogger()))
 	defer plain.Close()
-	for _, cmd := range []string{"BGSAVE", "BGREWRITEAOF"} {
+	for _, cmd := range []string{"BGREWRITEAOF"} {
 		if got := plain.Do(cmd); !bytes.HasPrefix(got, []byte("-ERR appendonly is no")) {
 			t.Errorf("%s without AOF = %q", cmd, got)
 		}

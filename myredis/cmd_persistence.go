@@ -5,8 +5,8 @@ import "strings"
 // commandsPersistence registers the persistence commands:
 //
 //	BGREWRITEAOF  rewrites the AOF in the background (aof_rewrite.go)
-//	BGSAVE        the same, answered as Redis answers BGSAVE (there is no
-//	              background RDB snapshot yet); with appendonly no, an error
+//	BGSAVE        writes the RDB file in the background, a snapshot of the data
+//	              as at the command (rdb_bgsave.go)
 //	SAVE          writes the RDB file (rdb_file.go) while every other client
 //	              waits, as Redis's SAVE blocks the server; +OK once the new file
 //	              is fsynced and in place
@@ -29,9 +29,11 @@ func cmdBgsave(x *Ctx) {
 		x.err(msgSyntax)
 		return
 	}
-	if x.startBackgroundRewrite() {
-		x.w.Simple("Background saving started")
+	if err := x.s.startBgsave(); err != nil {
+		x.err("ERR " + err.Error())
+		return
 	}
+	x.w.Simple("Background saving started")
 }
 
 // startBackgroundRewrite starts a rewrite, or schedules it when called inside EXEC
@@ -60,6 +62,10 @@ func (x *Ctx) startBackgroundRewrite() bool {
 func cmdSave(x *Ctx) {
 	if x.inMulti || x.inScript {
 		x.err(msgNotAllowedMulti)
+		return
+	}
+	if x.s.bgsave != nil {
+		x.err("ERR " + errBgsaveRunning.Error())
 		return
 	}
 	if err := x.s.saveRDB(); err != nil {

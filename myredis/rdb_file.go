@@ -32,11 +32,12 @@ func init() { openHooks = append(openHooks, openRDB) }
 
 // rdbState is the record of RDB saves. Runs on the executor.
 type rdbState struct {
-	lastSave    time.Time // the last successful save (or start-up)
-	dirtyAtSave int64     // s.dirty then
-	lastOK      bool      // the last save succeeded
-	saves       int64     // successful saves since start-up
-	nextTry     time.Time // a failed save-point save is retried after this
+	lastSave      time.Time // the last successful save (or start-up)
+	dirtyAtSave   int64     // s.dirty then
+	lastOK        bool      // the last save succeeded
+	saves         int64     // successful saves since start-up
+	nextTry       time.Time // a failed save-point save is retried after this
+	lastBgsaveDur time.Duration
 }
 
 // ---- writing ----
@@ -93,20 +94,13 @@ func appendRDBKeyValue(w *rdbWriter, key string, v any, expireAt int64) bool {
 // writeRDB writes the whole dataset to out. Runs on the executor.
 func (s *Server) writeRDB(out *bufio.Writer) error {
 	f := &rdbFileWriter{w: rdbWriter{compress: s.cfg.rdbCompression()}, out: out, checksum: s.cfg.rdbChecksum()}
-	f.w.b = append(f.w.b, fmt.Sprintf("REDIS%04d", rdbVersion)...)
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	f.aux("redis-ver", redisVersion)
-	f.aux("redis-bits", "64")
-	f.aux("ctime", strconv.FormatInt(s.clock.Now().Unix(), 10))
-	f.aux("used-mem", strconv.FormatUint(m.HeapAlloc, 10))
-	f.aux("aof-base", "0")
+	var functions []string
 	if libs := s.functionsPtr.Load(); libs != nil {
 		for _, lib := range libs.sorted() {
-			f.w.byte1(rdbOpFunction2)
-			f.w.str([]byte(lib.code))
+			functions = append(functions, lib.code)
 		}
 	}
+	s.writeRDBHeader(f, functions)
 	now := s.nowMs()
 	for _, db := range s.dbs {
 		if db.Size() == 0 {
@@ -130,16 +124,13 @@ func (s *Server) writeRDB(out *bufio.Writer) error {
 			}
 		}
 	}
-	f.w.byte1(rdbOpEOF)
-	if err := f.flush(0); err != nil {
-		return err
-	}
-	var sum [8]byte
-	if f.checksum {
-		binary.LittleEndian.PutUint64(sum[:], f.crc)
-	}
-	out.Write(sum[:])
-	return out.Flush()
+	return s.writeRDBTrailer(f)
+}
+
+func heapAlloc() uint64 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }
 
 // rdbPath is dir/dbfilename.
@@ -148,6 +139,9 @@ func (s *Server) rdbPath() string { return filepath.Join(s.cfg.Dir, s.cfg.dbFile
 // saveRDB writes the RDB file while the executor waits (SAVE, SHUTDOWN).
 // Runs on the executor.
 func (s *Server) saveRDB() error {
+	if s.bgsave != nil {
+		return errBgsaveRunning
+	}
 	start := time.Now()
 	tmp := filepath.Join(s.cfg.Dir, fmt.Sprintf("temp-%d.rdb", os.Getpid()))
 	err := writeFileAtomically(tmp, s.rdbPath(), func(bw *bufio.Writer) error { return s.writeRDB(bw) })
@@ -212,15 +206,24 @@ func (s *Server) lastSaveTime() (time.Time, int64) {
 func (s *Server) rdbInfo() [][2]string {
 	st := s.rdbRecord()
 	t, dirty := s.lastSaveTime()
+	lastDur, cur := int64(-1), int64(-1)
+	if st.lastBgsaveDur > 0 {
+		lastDur = int64(st.lastBgsaveDur / time.Second)
+	}
+	if s.bgsave != nil {
+		cur = int64(time.Since(s.bgsave.started) / time.Second)
+	}
 	status := "ok"
 	if !st.lastOK {
 		status = "err"
 	}
 	return [][2]string{
 		{"rdb_changes_since_last_save", itoa(s.dirty - dirty)},
-		{"rdb_bgsave_in_progress", "0"},
+		{"rdb_bgsave_in_progress", b01(s.bgsave != nil)},
 		{"rdb_last_save_time", itoa(t.Unix())},
 		{"rdb_last_bgsave_status", status},
+		{"rdb_last_bgsave_time_sec", itoa(lastDur)},
+		{"rdb_current_bgsave_time_sec", itoa(cur)},
 		{"rdb_saves", itoa(st.saves)},
 	}
 }
@@ -239,8 +242,11 @@ func (e *rdbLoadError) Error() string {
 		"check it with redis-check-rdb, or move it away to start empty", e.path, e.offset, e.what)
 }
 
-// openRDB loads dir/dbfilename at start-up when appendonly is no.
+// openRDB starts the save points' cron and loads dir/dbfilename at
+// start-up when appendonly is no.
 func openRDB(s *Server) error {
+	s.submit(func() { s.closeHooks = append(s.closeHooks, func() { s.submit(s.abortBgsave) }) })
+	go s.saveCron()
 	if s.cfg.AppendOnly {
 		return nil
 	}
@@ -421,4 +427,11 @@ func (l *rdbLoader) keyValue(typ byte) string {
 	}
 	l.keys++
 	return ""
+}
+
+func b01(v bool) string {
+	if v {
+		return "1"
+	}
+	return "0"
 }

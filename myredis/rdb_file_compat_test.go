@@ -131,10 +131,7 @@ func TestRDBFileFromMyRedisLoadsIntoRedis(t *testing.T) {
 	}
 	path := filepath.Join(dir, "dump.rdb")
 	if check, err := exec.LookPath("redis-check-rdb"); err == nil {
-		out, err := exec.Command(check, path).CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "RDB looks OK") {
-			t.Errorf("redis-check-rdb %s: %v\n%s", path, err, out)
-		}
+		checkRDB(t, check, path)
 	} else {
 		t.Log("redis-check-rdb not installed: not checked")
 	}
@@ -153,4 +150,13 @@ func TestRDBFileFromMyRedisLoadsIntoRedis(t *testing.T) {
 	}
 	real2 := redistest.Dial(t, redistest.StartRealRedis(t, "--dir", dir2, "--dbfilename", "dump.rdb"))
 	compareRDBDataset(t, mine2, real2)
+}
+
+// checkRDB runs redis-check-rdb on path.
+func checkRDB(t *testing.T, check, path string) {
+	t.Helper()
+	out, err := exec.Command(check, path).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "RDB looks OK") {
+		t.Errorf("redis-check-rdb %s: %v\n%s", path, err, out)
+	}
 }
