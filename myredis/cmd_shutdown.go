@@ -67,6 +67,7 @@ func (s *Server) shutdownSaves(f shutdownFlags) bool {
 	if !wantSave {
 		return true
 	}
+	s.abortBgsave() // as Redis kills its child: the save below replaces it
 	s.log.Info("saving the final RDB snapshot before exiting")
 	if err := s.saveRDB(); err == nil {
 		return true

@@ -43,6 +43,7 @@ type bgsave struct {
 	dirty     int64              // s.dirty at t0
 	functions []string           // library code at t0
 	started   time.Time
+	scanning  bool // the write hooks are on
 	aborted   bool
 }
 
@@ -60,7 +61,7 @@ type rdbItem struct {
 // run (an AOF rewrite, a BGSAVE, or both). Runs on the executor.
 func (s *Server) setWriteHooks() {
 	rw := s.aof != nil && s.aof.rw != nil
-	bg := s.bgsave != nil
+	bg := s.bgsave != nil && s.bgsave.scanning
 	switch {
 	case !rw && !bg:
 		s.beforeWrite, s.beforeSwapDB = nil, nil
@@ -81,7 +82,7 @@ func (s *Server) startBgsave() error {
 	if s.bgsave != nil {
 		return errBgsaveRunning
 	}
-	bg := &bgsave{touched: make(map[dbKey]struct{}), dirty: s.dirty, started: time.Now()}
+	bg := &bgsave{touched: make(map[dbKey]struct{}), dirty: s.dirty, started: time.Now(), scanning: true}
 	if libs := s.functionsPtr.Load(); libs != nil {
 		for _, lib := range libs.sorted() {
 			bg.functions = append(bg.functions, lib.code)
@@ -197,8 +198,7 @@ func (s *Server) bgsaveStep(bg *bgsave) (items []rdbItem, done bool, err error) 
 	items, bg.items = bg.items, nil
 	done = bg.dbIdx >= len(s.dbs)
 	if done {
-		bg.touched = nil
-		s.bgsave = nil
+		bg.touched, bg.scanning = nil, false
 		s.setWriteHooks()
 	}
 	return items, done, bg.err
@@ -210,52 +210,72 @@ var errBgsaveAborted = errors.New("background save aborted: the server is shutti
 // to the data is an executor job.
 func (s *Server) bgsaveInBackground(bg *bgsave) error {
 	tmp := filepath.Join(s.cfg.Dir, fmt.Sprintf("temp-bg-%d.rdb", os.Getpid()))
-	return writeFileAtomically(tmp, s.rdbPath(), func(out *bufio.Writer) error {
-		f := &rdbFileWriter{w: rdbWriter{compress: s.cfg.rdbCompression()}, out: out, checksum: s.cfg.rdbChecksum()}
-		s.writeRDBHeader(f, bg.functions)
-		selected := -1
-		for {
-			var items []rdbItem
-			var done bool
-			var err error
-			if s.stopping.Load() {
-				return errBgsaveAborted
+	err := writeTempFile(tmp, func(out *bufio.Writer) error { return s.bgsaveWrite(bg, out) })
+	if err != nil {
+		return err
+	}
+	// the rename is an executor job, so that a SAVE or SHUTDOWN that stopped
+	// this BGSAVE cannot be overwritten by it
+	s.submit(func() {
+		if bg.aborted {
+			err = errBgsaveAborted
+			return
+		}
+		err = os.Rename(tmp, s.rdbPath())
+	})
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	syncDir(s.cfg.Dir)
+	return nil
+}
+
+// bgsaveWrite writes the snapshot, asking the executor for the keys in steps.
+func (s *Server) bgsaveWrite(bg *bgsave, out *bufio.Writer) error {
+	f := &rdbFileWriter{w: rdbWriter{compress: s.cfg.rdbCompression()}, out: out, checksum: s.cfg.rdbChecksum()}
+	s.writeRDBHeader(f, bg.functions)
+	selected := -1
+	for {
+		var items []rdbItem
+		var done bool
+		var err error
+		if s.stopping.Load() {
+			return errBgsaveAborted
+		}
+		s.submit(func() {
+			if bg.aborted {
+				err = errBgsaveAborted
+				return
 			}
-			s.submit(func() {
-				if bg.aborted {
-					err = errBgsaveAborted
-					return
-				}
-				items, done, err = s.bgsaveStep(bg)
-			})
-			if err != nil {
+			items, done, err = s.bgsaveStep(bg)
+		})
+		if err != nil {
+			return err
+		}
+		for _, it := range items {
+			if it.db != selected {
+				f.w.byte1(rdbOpSelectDB)
+				f.w.length(uint64(it.db))
+				selected = it.db
+			}
+			if it.expireAt != 0 {
+				f.w.byte1(rdbOpExpireTimeMs)
+				f.w.millis(it.expireAt)
+			}
+			if it.isString {
+				appendRDBKeyValue(&f.w, it.key, it.str, 0)
+			} else {
+				f.w.b = append(f.w.b, it.rec...)
+			}
+			if err := f.flush(64 << 10); err != nil {
 				return err
 			}
-			for _, it := range items {
-				if it.db != selected {
-					f.w.byte1(rdbOpSelectDB)
-					f.w.length(uint64(it.db))
-					selected = it.db
-				}
-				if it.expireAt != 0 {
-					f.w.byte1(rdbOpExpireTimeMs)
-					f.w.millis(it.expireAt)
-				}
-				if it.isString {
-					appendRDBKeyValue(&f.w, it.key, it.str, 0)
-				} else {
-					f.w.b = append(f.w.b, it.rec...)
-				}
-				if err := f.flush(64 << 10); err != nil {
-					return err
-				}
-			}
-			if done {
-				break
-			}
 		}
-		return s.writeRDBTrailer(f)
-	})
+		if done {
+			return s.writeRDBTrailer(f)
+		}
+	}
 }
 
 // writeRDBHeader writes the signature, the aux fields and the libraries.
@@ -288,7 +308,8 @@ func (s *Server) writeRDBTrailer(f *rdbFileWriter) error {
 
 // bgsaveDone records the outcome. Runs on the executor.
 func (s *Server) bgsaveDone(bg *bgsave, err error) {
-	if s.bgsave == bg { // failed before the scan ended
+	if s.bgsave == bg {
+		bg.scanning = false
 		s.bgsave = nil
 		s.setWriteHooks()
 	}
@@ -312,7 +333,7 @@ func (s *Server) bgsaveDone(bg *bgsave, err error) {
 // abortBgsave stops a running background save at shutdown. Runs on the executor.
 func (s *Server) abortBgsave() {
 	if bg := s.bgsave; bg != nil {
-		bg.aborted = true
+		bg.aborted, bg.scanning = true, false
 		s.bgsave = nil
 		s.setWriteHooks()
 	}

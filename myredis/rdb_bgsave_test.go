@@ -135,3 +135,46 @@ func TestBgsaveWritesTheStateAtT0(t *testing.T) {
 		checkRDB(t, check, filepath.Join(dir, "dump.rdb"))
 	}
 }
+
+func TestBgsaveWhileSaving(t *testing.T) {
+	dir := t.TempDir()
+	_, addr := redistest.StartMyRedisConfig(t, myredis.Config{Dir: dir})
+	c := redistest.Dial(t, addr)
+	c.Do("SET", "k", "v")
+	// one pipeline runs as one executor job: the first BGSAVE is still running
+	got := c.Pipeline([]string{"BGSAVE"}, []string{"BGSAVE"}, []string{"SAVE"}, []string{"BGSAVE", "SCHEDULE", "x"})
+	want := []string{"+Background saving started\r\n", "-ERR Background save already in progress\r\n",
+		"-ERR Background save already in progress\r\n", "-ERR syntax error\r\n"}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("reply %d: %q, want %q", i, got[i], want[i])
+		}
+	}
+	waitBgsave(t, c)
+	if r := c.Do("SAVE"); r != redistest.OK {
+		t.Fatalf("SAVE after BGSAVE: %q", r)
+	}
+}
+
+// TestSavePointStartsBgsave: save 1 1 saves once a second has passed and a
+// key has changed.
+func TestSavePointStartsBgsave(t *testing.T) {
+	dir := t.TempDir()
+	_, addr := redistest.StartMyRedisConfig(t, myredis.Config{Dir: dir, Save: [][2]int64{{1, 1}}})
+	c := redistest.Dial(t, addr)
+	c.Do("SET", "k", "v")
+	for range 1000 {
+		if strings.Contains(c.Do("INFO", "persistence"), "rdb_saves:1\r\n") {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	info := c.Do("INFO", "persistence")
+	if !strings.Contains(info, "rdb_saves:1\r\n") || !strings.Contains(info, "rdb_changes_since_last_save:0\r\n") {
+		t.Fatalf("no save after the save point: %s", info)
+	}
+	_, addr2 := redistest.StartMyRedisConfig(t, myredis.Config{Dir: dir})
+	if r := redistest.Dial(t, addr2).Do("GET", "k"); r != redistest.Bulk("v") {
+		t.Fatalf("GET after loading the saved file: %q", r)
+	}
+}

@@ -160,6 +160,19 @@ func (s *Server) saveRDB() error {
 // writeFileAtomically writes tmp with fill, fsyncs it, renames it over path
 // and fsyncs the directory: a crash leaves the old file or the new one.
 func writeFileAtomically(tmp, path string, fill func(*bufio.Writer) error) error {
+	if err := writeTempFile(tmp, fill); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	syncDir(filepath.Dir(path))
+	return nil
+}
+
+// writeTempFile writes tmp with fill and fsyncs it; on error tmp is removed.
+func writeTempFile(tmp string, fill func(*bufio.Writer) error) error {
 	f, err := os.Create(tmp)
 	if err != nil {
 		return err
@@ -172,15 +185,10 @@ func writeFileAtomically(tmp, path string, fill func(*bufio.Writer) error) error
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
 	if err != nil {
 		os.Remove(tmp)
-		return err
 	}
-	syncDir(filepath.Dir(path))
-	return nil
+	return err
 }
 
 // rdbRecord returns the save record, creating it (start-up counts as a save).
