@@ -45,6 +45,9 @@ type bgsave struct {
 	started   time.Time
 	scanning  bool // the write hooks are on
 	aborted   bool
+	// the settings at t0, read by the saver (s.cfg is the executor's)
+	compress, checksum bool
+	dir, path          string
 }
 
 // rdbItem is one key's record at t0.
@@ -82,7 +85,8 @@ func (s *Server) startBgsave() error {
 	if s.bgsave != nil {
 		return errBgsaveRunning
 	}
-	bg := &bgsave{touched: make(map[dbKey]struct{}), dirty: s.dirty, started: time.Now(), scanning: true}
+	bg := &bgsave{touched: make(map[dbKey]struct{}), dirty: s.dirty, started: time.Now(), scanning: true,
+		compress: s.cfg.rdbCompression(), checksum: s.cfg.rdbChecksum(), dir: s.cfg.Dir, path: s.rdbPath()}
 	if libs := s.functionsPtr.Load(); libs != nil {
 		for _, lib := range libs.sorted() {
 			bg.functions = append(bg.functions, lib.code)
@@ -165,7 +169,7 @@ func (s *Server) bgsaveEncode(bg *bgsave, db *DB, key string) int {
 	if v, ok := e.val.([]byte); ok {
 		it.isString, it.str = true, v
 	} else {
-		w := rdbWriter{compress: s.cfg.rdbCompression()}
+		w := rdbWriter{compress: bg.compress}
 		if !appendRDBKeyValue(&w, key, e.val, 0) {
 			bg.err = fmt.Errorf("rdb: no RDB encoding for a value of type %T (key %q)", e.val, key)
 			return 1
@@ -209,7 +213,7 @@ var errBgsaveAborted = errors.New("background save aborted: the server is shutti
 // bgsaveInBackground writes the file. Runs on its own goroutine; each access
 // to the data is an executor job.
 func (s *Server) bgsaveInBackground(bg *bgsave) error {
-	tmp := filepath.Join(s.cfg.Dir, fmt.Sprintf("temp-bg-%d.rdb", os.Getpid()))
+	tmp := filepath.Join(bg.dir, fmt.Sprintf("temp-bg-%d.rdb", os.Getpid()))
 	err := writeTempFile(tmp, func(out *bufio.Writer) error { return s.bgsaveWrite(bg, out) })
 	if err != nil {
 		return err
@@ -221,19 +225,19 @@ func (s *Server) bgsaveInBackground(bg *bgsave) error {
 			err = errBgsaveAborted
 			return
 		}
-		err = os.Rename(tmp, s.rdbPath())
+		err = os.Rename(tmp, bg.path)
 	})
 	if err != nil {
 		os.Remove(tmp)
 		return err
 	}
-	syncDir(s.cfg.Dir)
+	syncDir(bg.dir)
 	return nil
 }
 
 // bgsaveWrite writes the snapshot, asking the executor for the keys in steps.
 func (s *Server) bgsaveWrite(bg *bgsave, out *bufio.Writer) error {
-	f := &rdbFileWriter{w: rdbWriter{compress: s.cfg.rdbCompression()}, out: out, checksum: s.cfg.rdbChecksum()}
+	f := &rdbFileWriter{w: rdbWriter{compress: bg.compress}, out: out, checksum: bg.checksum}
 	s.writeRDBHeader(f, bg.functions)
 	selected := -1
 	for {
