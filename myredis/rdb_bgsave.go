@@ -180,8 +180,8 @@ func (s *Server) bgsaveEncode(bg *bgsave, db *DB, key string) int {
 	return 1 + len(it.rec)/4096
 }
 
-// bgsaveStep captures up to rewriteStep keys and hands over what was captured;
-// on the last step it removes the write hooks. Runs on the executor.
+// bgsaveStep captures up to rewriteStep keys and hands over what was captured.
+// Runs on the executor.
 func (s *Server) bgsaveStep(bg *bgsave) (items []rdbItem, done bool, err error) {
 	budget := rewriteStep
 	for budget > 0 && bg.dbIdx < len(s.dbs) {
@@ -200,12 +200,15 @@ func (s *Server) bgsaveStep(bg *bgsave) (items []rdbItem, done bool, err error) 
 		}
 	}
 	items, bg.items = bg.items, nil
-	done = bg.dbIdx >= len(s.dbs)
-	if done {
+	return items, bg.dbIdx >= len(s.dbs), bg.err
+}
+
+// bgsaveScanned removes the write hooks once the saver has every key.
+func (s *Server) bgsaveScanned(bg *bgsave) {
+	if bg.scanning {
 		bg.touched, bg.scanning = nil, false
 		s.setWriteHooks()
 	}
-	return items, done, bg.err
 }
 
 var errBgsaveAborted = errors.New("background save aborted: the server is shutting down")
@@ -277,6 +280,9 @@ func (s *Server) bgsaveWrite(bg *bgsave, out *bufio.Writer) error {
 			}
 		}
 		if done {
+			// every captured string is encoded: writes may change strings in
+			// place again (writableString)
+			s.submit(func() { s.bgsaveScanned(bg) })
 			return s.writeRDBTrailer(f)
 		}
 	}
