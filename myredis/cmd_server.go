@@ -264,7 +264,7 @@ var runtimeSettable = map[string]bool{
 	"lua-time-limit": true, "busy-reply-threshold": true, "hll-sparse-max-bytes": true, "active-expire-effort": true,
 	"maxmemory-policy": true, "tcp-keepalive": true,
 	"auto-aof-rewrite-percentage": true, "auto-aof-rewrite-min-size": true,
-	"set-max-intset-entries": true, "rdbcompression": true,
+	"set-max-intset-entries": true,
 }
 
 // protectedConfigs are refused by CONFIG SET (enable-protected-configs is no).

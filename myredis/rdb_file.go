@@ -28,7 +28,10 @@ import (
 //
 // BGSAVE is not an RDB snapshot yet: it rewrites the AOF (cmd_persistence.go).
 
-func init() { openHooks = append(openHooks, openRDB) }
+func init() {
+	openHooks = append(openHooks, openRDB)
+	runtimeSettable["rdbcompression"] = true
+}
 
 // rdbState is the record of RDB saves. Runs on the executor.
 type rdbState struct {
