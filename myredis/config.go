@@ -43,6 +43,10 @@ type Config struct {
 	SetMaxIntsetEntries int
 	// ActiveExpireEffort is active-expire-effort, 1..10 (expire.go).
 	ActiveExpireEffort int
+	// DBFilename is dbfilename ("" means dump.rdb); RDBNoCompression and
+	// RDBNoChecksum are rdbcompression no and rdbchecksum no (rdb_file.go).
+	DBFilename                      string
+	RDBNoCompression, RDBNoChecksum bool
 
 	// Settings of config_more.go: see there.
 	Save         [][2]int64 // save points (seconds, changes); MyRedis saves through the AOF
@@ -54,9 +58,6 @@ type Config struct {
 	Daemonize    bool
 	LogFile      string
 	PidFile      string
-	DBFilename   string // dbfilename; "" means dump.rdb
-	// RDBNoCompression and RDBNoChecksum are rdbcompression no and rdbchecksum no.
-	RDBNoCompression, RDBNoChecksum bool
 	// Unsupported names the options that were read but have no effect in MyRedis
 	// (cmd/myredis logs one warning for each).
 	Unsupported  []string

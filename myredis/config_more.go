@@ -241,6 +241,19 @@ var maxMemPolicies = []string{"volatile-lru", "volatile-lfu", "volatile-random",
 func (c *Config) setMore(name, val string) error {
 	var err error
 	switch name {
+	case "dbfilename":
+		if val != filepath.Base(val) || val == "" || val == "." || val == ".." {
+			return errors.New("dbfilename can't be a path, just a filename")
+		}
+		c.DBFilename = val
+	case "rdbcompression":
+		var yes bool
+		yes, err = parseYesNo(val)
+		c.RDBNoCompression = err == nil && !yes
+	case "rdbchecksum":
+		var yes bool
+		yes, err = parseYesNo(val)
+		c.RDBNoChecksum = err == nil && !yes
 	case "save":
 		var points [][2]int64
 		if val != "" {
@@ -278,19 +291,6 @@ func (c *Config) setMore(name, val string) error {
 		c.LogFile = val
 	case "pidfile":
 		c.PidFile = val
-	case "dbfilename":
-		if val != filepath.Base(val) || val == "" || val == "." || val == ".." {
-			return errors.New("dbfilename can't be a path, just a filename")
-		}
-		c.DBFilename = val
-	case "rdbcompression":
-		var yes bool
-		yes, err = parseYesNo(val)
-		c.RDBNoCompression = err == nil && !yes
-	case "rdbchecksum":
-		var yes bool
-		yes, err = parseYesNo(val)
-		c.RDBNoChecksum = err == nil && !yes
 	default:
 		if !redisConfigNames[name] {
 			return errUnknownOption
