@@ -547,12 +547,10 @@ func (a *aof) info() [][2]string {
 	if a.rewrites > 0 {
 		lastRewrite = int64(a.lastRewriteDur / time.Second)
 	}
-	return [][2]string{
+	return append(append([][2]string{
 		{"loading", "0"},
 		{"async_loading", "0"},
-		{"rdb_changes_since_last_save", itoa(a.s.dirty - a.dirtyAtSave)},
-		{"rdb_bgsave_in_progress", "0"},
-		{"rdb_last_save_time", itoa(a.lastSave.Unix())},
+	}, a.s.rdbInfo()...), [][2]string{
 		{"aof_enabled", "1"},
 		{"aof_rewrite_in_progress", b01(a.rewriting)},
 		{"aof_rewrite_scheduled", b01(a.scheduled)},
@@ -571,7 +569,7 @@ func (a *aof) info() [][2]string {
 		{"aof_fsyncs", itoa(a.fsyncs.Load())},
 		{"aof_group_commits", itoa(a.groups.Load())},
 		{"aof_group_commit_replies", itoa(a.released.Load())},
-	}
+	}...)
 }
 
 // --- files ---

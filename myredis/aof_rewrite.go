@@ -12,7 +12,7 @@ import (
 	"github.com/tidwall/redcon"
 )
 
-// AOF rewrite (BGREWRITEAOF, the automatic rewrite, SAVE, BGSAVE).
+// AOF rewrite (BGREWRITEAOF, the automatic rewrite, BGSAVE).
 //
 // The new file holds one command per live key (SET key value [PXAT ms], ZADD, SADD
 // and HMSET in batches) as the data was at the moment the rewrite started, t0, followed by every
@@ -90,8 +90,7 @@ func (a *aof) startRewrite() error {
 	rw := &rewrite{touched: make(map[dbKey]struct{}), dirty: a.s.dirty, functions: a.s.functionsRewrite()}
 	a.rw, a.rewriting, a.rewriteStarted = rw, true, time.Now()
 	a.selected = -1 // the buffer starts with a SELECT
-	a.s.beforeWrite = a.beforeWrite
-	a.s.beforeSwapDB = a.captureBeforeSwap
+	a.s.setWriteHooks()
 	a.s.log.Info("aof rewrite started", "keys", a.keyCount())
 	go func() {
 		err := a.rewriteInBackground(rw)
@@ -375,8 +374,7 @@ func (a *aof) queueSwitch(sw *fileSwitch) {
 		a.rw.buf = nil
 	}
 	a.rw = nil
-	a.s.beforeWrite = nil
-	a.s.beforeSwapDB = nil
+	a.s.setWriteHooks()
 	a.mu.Lock()
 	a.sw, a.swMark = sw, len(a.pending)
 	a.mu.Unlock()
@@ -390,8 +388,7 @@ func (a *aof) queueSwitch(sw *fileSwitch) {
 func (a *aof) rewriteDone(rw *rewrite, err error) {
 	if a.rw == rw {
 		a.rw = nil
-		a.s.beforeWrite = nil
-		a.s.beforeSwapDB = nil
+		a.s.setWriteHooks()
 	}
 	a.rewriting = false
 	a.rewrites++
@@ -417,8 +414,7 @@ func (a *aof) abortRewrite() {
 	if a.rw != nil {
 		a.rw.aborted = true
 		a.rw = nil
-		a.s.beforeWrite = nil
-		a.s.beforeSwapDB = nil
+		a.s.setWriteHooks()
 	}
 }
 
@@ -442,57 +438,6 @@ func (a *aof) maybeRewrite() {
 		a.s.log.Info("starting automatic aof rewrite", "growth_percent", growth, "bytes", cur)
 		a.startRewrite()
 	}
-}
-
-// saveNow rewrites the file while the executor waits, as Redis's SAVE blocks the
-// server. Runs on the executor.
-func (a *aof) saveNow() error {
-	if a.rewriting {
-		return errRewriteRunning
-	}
-	start := time.Now()
-	a.flush()
-	a.selected = -1
-	rw := &rewrite{touched: make(map[dbKey]struct{}), functions: a.s.functionsRewrite()}
-	for _, db := range a.s.dbs {
-		db.scan(0, db.Size()+1, func(key string) { a.capture(rw, db, key, true) })
-	}
-	if rw.err != nil {
-		return rw.err
-	}
-	tmp := filepath.Join(filepath.Dir(a.path), fmt.Sprintf("temp-rewriteaof-%d.aof", os.Getpid()))
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriterSize(f, 1<<20)
-	enc := rewriteEncoder{selected: -1}
-	bw.Write(rw.functions)
-	for _, it := range rw.items {
-		bw.Write(enc.append(it))
-	}
-	if err == nil {
-		err = bw.Flush()
-	}
-	if err == nil {
-		err = fdatasync(f)
-	}
-	if err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	sw := &fileSwitch{f: f, tmp: tmp, result: make(chan error, 1)}
-	a.queueSwitch(sw)
-	if err := <-sw.result; err != nil {
-		return err
-	}
-	a.rewrites++
-	a.lastRewriteOK = true
-	a.lastRewriteDur = time.Since(start)
-	a.lastSave = a.s.clock.Now()
-	a.dirtyAtSave = a.s.dirty
-	return nil
 }
 
 // rewriteEncoder turns captured keys into commands. Runs on the rewriter.

@@ -2,15 +2,14 @@ package myredis
 
 import "strings"
 
-// commandsPersistence registers the persistence commands. MyRedis persists only
-// through the append-only file (aof.go), so:
+// commandsPersistence registers the persistence commands:
 //
 //	BGREWRITEAOF  rewrites the AOF in the background (aof_rewrite.go)
-//	BGSAVE        the same, answered as Redis answers BGSAVE
-//	SAVE          rewrites the AOF while every other client waits, as Redis's SAVE
-//	              blocks the server; +OK once the new file is fsynced and in place
-//
-// With appendonly no there is nothing to save to, and all three answer an error.
+//	BGSAVE        writes the RDB file in the background, a snapshot of the data
+//	              as at the command (rdb_bgsave.go)
+//	SAVE          writes the RDB file (rdb_file.go) while every other client
+//	              waits, as Redis's SAVE blocks the server; +OK once the new file
+//	              is fsynced and in place
 func commandsPersistence() []*command {
 	return []*command{
 		{name: "bgrewriteaof", arity: 1, flags: flagAdmin | flagNoScript, fn: cmdBgrewriteaof},
@@ -30,9 +29,11 @@ func cmdBgsave(x *Ctx) {
 		x.err(msgSyntax)
 		return
 	}
-	if x.startBackgroundRewrite() {
-		x.w.Simple("Background saving started")
+	if err := x.s.startBgsave(); err != nil {
+		x.err("ERR " + err.Error())
+		return
 	}
+	x.w.Simple("Background saving started")
 }
 
 // startBackgroundRewrite starts a rewrite, or schedules it when called inside EXEC
@@ -59,19 +60,17 @@ func (x *Ctx) startBackgroundRewrite() bool {
 }
 
 func cmdSave(x *Ctx) {
-	a := x.s.aof
-	switch {
-	case a == nil:
-		x.err(msgNoAOF)
-	case x.inMulti || x.inScript:
+	if x.inMulti || x.inScript {
 		x.err(msgNotAllowedMulti)
-	case a.rewriting:
-		x.err(msgRewriteRunning)
-	default:
-		if err := a.saveNow(); err != nil {
-			x.err("ERR " + err.Error())
-			return
-		}
-		x.ok()
+		return
 	}
+	if x.s.bgsave != nil {
+		x.err("ERR " + errBgsaveRunning.Error())
+		return
+	}
+	if err := x.s.saveRDB(); err != nil {
+		x.err("ERR") // Redis's shared.err; the log says why
+		return
+	}
+	x.ok()
 }

@@ -272,6 +272,9 @@ var runtimeSettable = map[string]bool{
 	"set-max-intset-entries": true, "client-query-buffer-limit": true, "client-output-buffer-limit": true,
 }
 
+// protectedConfigs are refused by CONFIG SET (enable-protected-configs is no).
+var protectedConfigs = map[string]bool{"dbfilename": true, "dir": true}
+
 func cmdConfig(x *Ctx) {
 	if !x.resolveSubcommand() {
 		return
@@ -319,6 +322,9 @@ func (x *Ctx) configSet() {
 		switch {
 		case params[name] == nil:
 			x.w.Errorf(msgConfigSetUnknow, x.arg(i))
+			return
+		case protectedConfigs[name]:
+			x.w.Errorf(msgConfigSetFailed, x.arg(i), "can't set protected config")
 			return
 		case !runtimeSettable[name]:
 			x.w.Errorf(msgConfigSetFailed, x.arg(i), "can't set immutable config")
@@ -526,12 +532,11 @@ func infoPersistence(s *Server) [][2]string {
 	if s.persistenceInfo != nil {
 		return s.persistenceInfo()
 	}
-	return [][2]string{
-		{"loading", "0"},
-		{"aof_enabled", "0"},
-		{"aof_rewrite_in_progress", "0"},
-		{"rdb_changes_since_last_save", itoa(s.dirty)},
-	}
+	return append(append([][2]string{{"loading", "0"}, {"async_loading", "0"}}, s.rdbInfo()...),
+		[][2]string{
+			{"aof_enabled", "0"},
+			{"aof_rewrite_in_progress", "0"},
+		}...)
 }
 
 func infoStats(s *Server) [][2]string {
@@ -571,11 +576,9 @@ func cmdTime(x *Ctx) {
 	x.w.BulkString(itoa(int64(now.Nanosecond() / 1000)))
 }
 
-// cmdLastsave answers the time of the last AOF rewrite (or of start-up).
+// cmdLastsave answers the time of the last RDB save or AOF rewrite (or of
+// start-up).
 func cmdLastsave(x *Ctx) {
-	if a := x.s.aof; a != nil {
-		x.w.Int(a.lastSave.Unix())
-		return
-	}
-	x.w.Int(x.s.started.Unix())
+	t, _ := x.s.lastSaveTime()
+	x.w.Int(t.Unix())
 }

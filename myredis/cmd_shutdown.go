@@ -2,12 +2,11 @@ package myredis
 
 import "strings"
 
-// commandsShutdown registers SHUTDOWN. MyRedis has no RDB snapshot: its data is
-// saved through the append-only file, which every shutdown flushes and fsyncs (as
-// Redis does). So SAVE (or a configured save point) is satisfied by the AOF; with
-// appendonly no there is nothing to save to and the shutdown fails as a failed
-// RDB save fails Redis's, unless FORCE. There are no replicas to wait for, so NOW
-// changes nothing and ABORT never finds a shutdown in progress.
+// commandsShutdown registers SHUTDOWN. As in Redis, SAVE (or a configured save
+// point, unless NOSAVE) writes the RDB file first, and a failed save stops the
+// shutdown unless FORCE; the append-only file, if on, is flushed and fsynced by
+// every shutdown. There are no replicas to wait for, so NOW changes nothing and
+// ABORT never finds a shutdown in progress.
 func commandsShutdown() []*command {
 	return []*command{
 		{name: "shutdown", arity: -1, flags: flagAdmin | flagNoScript | flagNoMulti, fn: cmdShutdown},
@@ -61,20 +60,30 @@ func cmdShutdown(x *Ctx) {
 	}
 }
 
-// shutdownSaves checks that a shutdown asked to save can: the AOF is the only way
-// MyRedis saves. Runs on the executor.
+// shutdownSaves writes the RDB file if the shutdown is to save, and reports
+// whether the shutdown may go on. Runs on the executor.
 func (s *Server) shutdownSaves(f shutdownFlags) bool {
 	wantSave := f.save || (!f.nosave && len(s.cfg.Save) > 0)
-	if !wantSave || s.aof != nil {
+	if !wantSave {
 		return true
 	}
-	s.log.Warn("cannot save before shutdown: MyRedis saves only through the append-only file (appendonly is no)")
+	s.abortBgsave() // as Redis kills its child: the save below replaces it
+	s.log.Info("saving the final RDB snapshot before exiting")
+	if err := s.saveRDB(); err == nil {
+		return true
+	}
 	if f.force {
-		s.log.Warn("FORCE: shutting down without saving")
+		s.log.Warn("error trying to save the DB, exiting anyway (SHUTDOWN FORCE)")
 		return true
 	}
 	s.log.Warn("errors trying to shut down the server; check the logs")
 	return false
+}
+
+// ShutdownOnSignal saves the RDB file, when save points are set, before a
+// signal stops the server (as Redis on SIGTERM); then the caller Closes.
+func (s *Server) ShutdownOnSignal() {
+	s.submit(func() { s.shutdownSaves(shutdownFlags{}) })
 }
 
 // beginShutdown stops the server without waiting for the executor (it may be the

@@ -3,6 +3,7 @@ package myredis_test
 import (
 	"bytes"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -54,14 +55,16 @@ func TestShutdownStopsTheServer(t *testing.T) {
 
 func TestShutdownErrors(t *testing.T) {
 	var logs bytes.Buffer
-	srv, addr := redistest.StartMyRedisConfig(t, myredis.Config{}, quietLog(&logs))
+	// dir does not exist: the RDB save fails
+	cfg := myredis.Config{Dir: filepath.Join(t.TempDir(), "missing")}
+	srv, addr := redistest.StartMyRedisConfig(t, cfg, quietLog(&logs))
 	c := redistest.Dial(t, addr)
 	runSteps(t, c, []step{
 		do(syntax, "SHUTDOWN", "foo"),
 		do(syntax, "SHUTDOWN", "SAVE", "NOSAVE"),
 		do(syntax, "SHUTDOWN", "ABORT", "NOW"),
 		do(errRe("ERR No shutdown in progress."), "SHUTDOWN", "ABORT"),
-		// no RDB: saving needs the append-only file
+		// the RDB cannot be written
 		do(errRe("ERR Errors trying to SHUTDOWN. Check logs."), "SHUTDOWN", "SAVE"),
 		do(ok, "CONFIG", "SET", "save", "3600 1"),
 		do(errRe("ERR Errors trying to SHUTDOWN. Check logs."), "SHUTDOWN"),
@@ -72,7 +75,7 @@ func TestShutdownErrors(t *testing.T) {
 			"EVAL", "return redis.call('shutdown')", "0"),
 		do(simple("PONG"), "PING"),
 	})
-	if !strings.Contains(logs.String(), "cannot save before shutdown") {
+	if !strings.Contains(logs.String(), "rdb save failed") {
 		t.Errorf("no log line saying why: %s", logs.String())
 	}
 	c.Write(redistest.Encode("SHUTDOWN", "SAVE", "FORCE"))

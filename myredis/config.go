@@ -43,6 +43,10 @@ type Config struct {
 	SetMaxIntsetEntries int
 	// ActiveExpireEffort is active-expire-effort, 1..10 (expire.go).
 	ActiveExpireEffort int
+	// DBFilename is dbfilename ("" means dump.rdb); RDBNoCompression and
+	// RDBNoChecksum are rdbcompression no and rdbchecksum no (rdb_file.go).
+	DBFilename                      string
+	RDBNoCompression, RDBNoChecksum bool
 
 	// Settings of config_more.go: see there.
 	Save         [][2]int64 // save points (seconds, changes); MyRedis saves through the AOF

@@ -241,6 +241,19 @@ var maxMemPolicies = []string{"volatile-lru", "volatile-lfu", "volatile-random",
 func (c *Config) setMore(name, val string) error {
 	var err error
 	switch name {
+	case "dbfilename":
+		if val != filepath.Base(val) || val == "" || val == "." || val == ".." {
+			return errors.New("dbfilename can't be a path, just a filename")
+		}
+		c.DBFilename = val
+	case "rdbcompression":
+		var yes bool
+		yes, err = parseYesNo(val)
+		c.RDBNoCompression = err == nil && !yes
+	case "rdbchecksum":
+		var yes bool
+		yes, err = parseYesNo(val)
+		c.RDBNoChecksum = err == nil && !yes
 	case "save":
 		var points [][2]int64
 		if val != "" {
@@ -414,8 +427,21 @@ func (s *Server) moreConfigParams() map[string]func() string {
 		"daemonize":        func() string { return yesNo[c.Daemonize] },
 		"logfile":          func() string { return c.LogFile },
 		"pidfile":          func() string { return c.PidFile },
+		"dbfilename":       c.dbFilename,
+		"rdbcompression":   func() string { return yesNo[c.rdbCompression()] },
+		"rdbchecksum":      func() string { return yesNo[c.rdbChecksum()] },
 	}
 }
 
 // RedisVersion is the Redis version MyRedis answers as (INFO, HELLO, --version).
 const RedisVersion = redisVersion
+
+func (c *Config) dbFilename() string {
+	if c.DBFilename == "" {
+		return "dump.rdb"
+	}
+	return c.DBFilename
+}
+
+func (c *Config) rdbCompression() bool { return !c.RDBNoCompression }
+func (c *Config) rdbChecksum() bool    { return !c.RDBNoChecksum }

@@ -70,8 +70,10 @@ type Server struct {
 	// beforeWrite, when set (during an AOF rewrite), sees every write command just
 	// before it runs.
 	beforeWrite func(x *Ctx)
-	closeHooks  []func() // run by Close after the last job (the AOF flushes and fsyncs)
-	aof         *aof     // the append-only file, nil when appendonly is no
+	closeHooks  []func()  // run by Close after the last job (the AOF flushes and fsyncs)
+	aof         *aof      // the append-only file, nil when appendonly is no
+	rdb         *rdbState // RDB saves (rdb_file.go)
+	bgsave      *bgsave   // a running BGSAVE (rdb_bgsave.go)
 
 	live   liveSettings // settings read off the executor
 	expire expireCycle  // active expiry's state (expire.go)

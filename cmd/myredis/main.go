@@ -79,7 +79,8 @@ func run(args []string) int {
 	go func() {
 		s := <-sig
 		log.Info("shutting down", "signal", s.String())
-		srv.Close() // flushes and fsyncs the AOF
+		srv.ShutdownOnSignal() // the RDB, when save points are set
+		srv.Close()            // flushes and fsyncs the AOF
 	}()
 	log.Info("ready to accept connections", "bind", cfg.Bind, "port", cfg.Port, "workers", cfg.Workers,
 		"threads", runtime.GOMAXPROCS(0))

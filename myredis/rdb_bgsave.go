@@ -1,0 +1,385 @@
+package myredis
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// BGSAVE: an RDB file of the data as it was at the moment BGSAVE ran (t0),
+// written without stopping the executor and without fork(), by the AOF
+// rewrite's mechanism (aof_rewrite.go):
+//
+//   - The saver goroutine asks the executor for the keys in steps of at most
+//     rewriteStep keys (db.scan). A step encodes each key's RDB record (a
+//     string is taken by reference and encoded by the saver: strings are never
+//     changed in place while a snapshot runs, see writableString).
+//   - From t0 on, the executor calls beforeWrite before each write command: the
+//     first time a key is about to change, its t0 state is captured then (copy
+//     on write, per key). Every captured key, by the scan or by a write, is
+//     marked, so no key is written twice (Redis refuses a file with a
+//     duplicate key) and keys created after t0 are never written.
+//   - FLUSHDB/FLUSHALL capture every key not yet captured of the databases they
+//     empty (one long job, where fork() would cost nothing); SWAPDB captures the
+//     two databases it exchanges, as the AOF rewrite does.
+//   - The library code is taken at t0.
+//
+// The file is written to temp-bg-<pid>.rdb, fsynced and renamed over
+// dbfilename as SAVE's. Unlike the AOF rewrite a large value is encoded whole
+// in one job, so a sorted set of millions of members holds the executor for as
+// long as DUMP of it would.
+
+// bgsave is a running background save. Runs on the executor.
+type bgsave struct {
+	touched   map[dbKey]struct{} // keys captured, or created since t0
+	dbIdx     int                // databases below dbIdx have been scanned
+	cursor    uint64             // SCAN cursor in s.dbs[dbIdx]
+	items     []rdbItem          // captured, not yet taken by the saver
+	err       error              // a value without an RDB encoding
+	dirty     int64              // s.dirty at t0
+	functions []string           // library code at t0
+	started   time.Time
+	scanning  bool // the write hooks are on
+	aborted   bool
+	// the settings at t0, read by the saver (s.cfg is the executor's)
+	compress, checksum bool
+	dir, path          string
+}
+
+// rdbItem is one key's record at t0.
+type rdbItem struct {
+	db       int
+	key      string
+	str      []byte // a string value, shared; encoded by the saver
+	isString bool
+	rec      []byte // other types: the encoded record (type, key, value)
+	expireAt int64
+}
+
+// setWriteHooks installs the executor's write hooks for whichever snapshots
+// run (an AOF rewrite, a BGSAVE, or both). Runs on the executor.
+func (s *Server) setWriteHooks() {
+	rw := s.aof != nil && s.aof.rw != nil
+	bg := s.bgsave != nil && s.bgsave.scanning
+	switch {
+	case !rw && !bg:
+		s.beforeWrite, s.beforeSwapDB = nil, nil
+	case rw && !bg:
+		s.beforeWrite, s.beforeSwapDB = s.aof.beforeWrite, s.aof.captureBeforeSwap
+	case bg && !rw:
+		s.beforeWrite, s.beforeSwapDB = s.bgsaveBeforeWrite, s.bgsaveBeforeSwap
+	default:
+		s.beforeWrite = func(x *Ctx) { s.aof.beforeWrite(x); s.bgsaveBeforeWrite(x) }
+		s.beforeSwapDB = func(a, b *DB) { s.aof.captureBeforeSwap(a, b); s.bgsaveBeforeSwap(a, b) }
+	}
+}
+
+var errBgsaveRunning = errors.New("Background save already in progress")
+
+// startBgsave begins a background save. Runs on the executor.
+func (s *Server) startBgsave() error {
+	if s.bgsave != nil {
+		return errBgsaveRunning
+	}
+	bg := &bgsave{touched: make(map[dbKey]struct{}), dirty: s.dirty, started: time.Now(), scanning: true,
+		compress: s.cfg.rdbCompression(), checksum: s.cfg.rdbChecksum(), dir: s.cfg.Dir, path: s.rdbPath()}
+	if libs := s.functionsPtr.Load(); libs != nil {
+		for _, lib := range libs.sorted() {
+			bg.functions = append(bg.functions, lib.code)
+		}
+	}
+	s.bgsave = bg
+	s.setWriteHooks()
+	s.log.Info("background saving started")
+	go func() {
+		err := s.bgsaveInBackground(bg)
+		s.submit(func() { s.bgsaveDone(bg, err) })
+	}()
+	return nil
+}
+
+// bgsaveBeforeWrite captures the t0 state of the keys a write is about to change.
+func (s *Server) bgsaveBeforeWrite(x *Ctx) {
+	bg := s.bgsave
+	switch x.cmd.name {
+	case "flushall":
+		for _, db := range s.dbs {
+			s.bgsaveCaptureDB(bg, db)
+		}
+		return
+	case "flushdb":
+		s.bgsaveCaptureDB(bg, x.db)
+		return
+	}
+	for _, k := range x.cmd.keys(x.args) {
+		s.bgsaveCapture(bg, dbKey{x.db, string(k)})
+	}
+	for _, dk := range crossDBKeys(x) {
+		s.bgsaveCapture(bg, dk)
+	}
+}
+
+// bgsaveCaptureDB captures every key of db not captured yet.
+func (s *Server) bgsaveCaptureDB(bg *bgsave, db *DB) {
+	for _, key := range db.keys {
+		s.bgsaveCapture(bg, dbKey{db, key})
+	}
+}
+
+// bgsaveBeforeSwap captures both databases SWAPDB is about to exchange; after
+// the swap their keys count as captured in the other database.
+func (s *Server) bgsaveBeforeSwap(db1, db2 *DB) {
+	bg := s.bgsave
+	s.bgsaveCaptureDB(bg, db1)
+	s.bgsaveCaptureDB(bg, db2)
+	for _, pair := range [][2]*DB{{db1, db2}, {db2, db1}} {
+		for _, key := range pair[0].keys {
+			bg.touched[dbKey{pair[1], key}] = struct{}{}
+		}
+	}
+}
+
+// bgsaveCapture captures dk's t0 state the first time it is seen. A key not
+// yet captured in a database already scanned did not exist at t0.
+func (s *Server) bgsaveCapture(bg *bgsave, dk dbKey) {
+	if _, ok := bg.touched[dk]; ok {
+		return
+	}
+	bg.touched[dk] = struct{}{}
+	if dk.db.id >= bg.dbIdx {
+		s.bgsaveEncode(bg, dk.db, dk.key)
+	}
+}
+
+// bgsaveEncode appends key's record to bg.items and returns its cost in scan budget.
+func (s *Server) bgsaveEncode(bg *bgsave, db *DB, key string) int {
+	e := db.dict[key]
+	if e == nil {
+		return 1
+	}
+	at := db.expires[key]
+	if at != 0 && at <= s.nowMs() {
+		return 1
+	}
+	it := rdbItem{db: db.id, key: key, expireAt: at}
+	if v, ok := e.val.([]byte); ok {
+		it.isString, it.str = true, v
+	} else {
+		w := rdbWriter{compress: bg.compress}
+		if !appendRDBKeyValue(&w, key, e.val, 0) {
+			bg.err = fmt.Errorf("rdb: no RDB encoding for a value of type %T (key %q)", e.val, key)
+			return 1
+		}
+		it.rec = w.b
+	}
+	bg.items = append(bg.items, it)
+	return 1 + len(it.rec)/4096
+}
+
+// bgsaveStep captures up to rewriteStep keys and hands over what was captured.
+// Runs on the executor.
+func (s *Server) bgsaveStep(bg *bgsave) (items []rdbItem, done bool, err error) {
+	budget := rewriteStep
+	for budget > 0 && bg.dbIdx < len(s.dbs) {
+		db := s.dbs[bg.dbIdx]
+		bg.cursor = db.scan(bg.cursor, budget, func(key string) {
+			dk := dbKey{db, key}
+			if _, ok := bg.touched[dk]; ok {
+				budget--
+				return
+			}
+			bg.touched[dk] = struct{}{}
+			budget -= s.bgsaveEncode(bg, db, key)
+		})
+		if bg.cursor == 0 {
+			bg.dbIdx++
+		}
+	}
+	items, bg.items = bg.items, nil
+	return items, bg.dbIdx >= len(s.dbs), bg.err
+}
+
+// bgsaveScanned removes the write hooks once the saver has every key.
+func (s *Server) bgsaveScanned(bg *bgsave) {
+	if bg.scanning {
+		bg.touched, bg.scanning = nil, false
+		s.setWriteHooks()
+	}
+}
+
+var errBgsaveAborted = errors.New("background save aborted: the server is shutting down")
+
+// bgsaveInBackground writes the file. Runs on its own goroutine; each access
+// to the data is an executor job.
+func (s *Server) bgsaveInBackground(bg *bgsave) error {
+	tmp := filepath.Join(bg.dir, fmt.Sprintf("temp-bg-%d.rdb", os.Getpid()))
+	err := writeTempFile(tmp, func(out *bufio.Writer) error { return s.bgsaveWrite(bg, out) })
+	if err != nil {
+		return err
+	}
+	// the rename is an executor job, so that a SAVE or SHUTDOWN that stopped
+	// this BGSAVE cannot be overwritten by it
+	s.submit(func() {
+		if bg.aborted {
+			err = errBgsaveAborted
+			return
+		}
+		err = os.Rename(tmp, bg.path)
+	})
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	syncDir(bg.dir)
+	return nil
+}
+
+// bgsaveWrite writes the snapshot, asking the executor for the keys in steps.
+func (s *Server) bgsaveWrite(bg *bgsave, out *bufio.Writer) error {
+	f := &rdbFileWriter{w: rdbWriter{compress: bg.compress}, out: out, checksum: bg.checksum}
+	s.writeRDBHeader(f, bg.functions)
+	selected := -1
+	for {
+		var items []rdbItem
+		var done bool
+		var err error
+		if s.stopping.Load() {
+			return errBgsaveAborted
+		}
+		s.submit(func() {
+			if bg.aborted {
+				err = errBgsaveAborted
+				return
+			}
+			items, done, err = s.bgsaveStep(bg)
+		})
+		if err != nil {
+			return err
+		}
+		for _, it := range items {
+			if it.db != selected {
+				f.w.byte1(rdbOpSelectDB)
+				f.w.length(uint64(it.db))
+				selected = it.db
+			}
+			if it.expireAt != 0 {
+				f.w.byte1(rdbOpExpireTimeMs)
+				f.w.millis(it.expireAt)
+			}
+			if it.isString {
+				appendRDBKeyValue(&f.w, it.key, it.str, 0)
+			} else {
+				f.w.b = append(f.w.b, it.rec...)
+			}
+			if err := f.flush(64 << 10); err != nil {
+				return err
+			}
+		}
+		if done {
+			// every captured string is encoded: writes may change strings in
+			// place again (writableString)
+			s.submit(func() { s.bgsaveScanned(bg) })
+			return s.writeRDBTrailer(f)
+		}
+	}
+}
+
+// writeRDBHeader writes the signature, the aux fields and the libraries.
+func (s *Server) writeRDBHeader(f *rdbFileWriter, functions []string) {
+	f.w.b = append(f.w.b, fmt.Sprintf("REDIS%04d", rdbVersion)...)
+	f.aux("redis-ver", redisVersion)
+	f.aux("redis-bits", "64")
+	f.aux("ctime", itoa(time.Now().Unix()))
+	f.aux("used-mem", itoa(int64(heapAlloc())))
+	f.aux("aof-base", "0")
+	for _, code := range functions {
+		f.w.byte1(rdbOpFunction2)
+		f.w.str([]byte(code))
+	}
+}
+
+// writeRDBTrailer writes EOF and the checksum, and flushes.
+func (s *Server) writeRDBTrailer(f *rdbFileWriter) error {
+	f.w.byte1(rdbOpEOF)
+	if err := f.flush(0); err != nil {
+		return err
+	}
+	var sum [8]byte
+	if f.checksum {
+		binary.LittleEndian.PutUint64(sum[:], f.crc)
+	}
+	f.out.Write(sum[:])
+	return f.out.Flush()
+}
+
+// bgsaveDone records the outcome. Runs on the executor.
+func (s *Server) bgsaveDone(bg *bgsave, err error) {
+	if s.bgsave == bg {
+		bg.scanning = false
+		s.bgsave = nil
+		s.setWriteHooks()
+	}
+	st := s.rdbRecord()
+	st.lastOK = err == nil
+	st.lastBgsaveDur = time.Since(bg.started)
+	switch {
+	case errors.Is(err, errBgsaveAborted):
+		s.log.Info("background saving stopped by the shutdown")
+	case err != nil:
+		s.log.Error("background saving failed", "path", s.rdbPath(), "err", err)
+		st.nextTry = time.Now().Add(5 * time.Second) // Redis's CONFIG_BGSAVE_RETRY_DELAY
+	default:
+		st.lastSave, st.dirtyAtSave = s.clock.Now(), bg.dirty
+		st.saves++
+		s.log.Info("background saving terminated with success", "path", s.rdbPath(),
+			"seconds", st.lastBgsaveDur.Seconds())
+	}
+}
+
+// abortBgsave stops a running background save at shutdown. Runs on the executor.
+func (s *Server) abortBgsave() {
+	if bg := s.bgsave; bg != nil {
+		bg.aborted, bg.scanning = true, false
+		s.bgsave = nil
+		s.setWriteHooks()
+	}
+}
+
+// maybeBgsave starts a BGSAVE when a save point is due: at least changes
+// writes and seconds seconds since the last save. Runs on the executor.
+func (s *Server) maybeBgsave() {
+	st := s.rdbRecord()
+	if s.bgsave != nil || s.stopping.Load() || time.Now().Before(st.nextTry) {
+		return
+	}
+	last, dirtyAt := s.lastSaveTime()
+	changes := s.dirty - dirtyAt
+	for _, p := range s.cfg.Save {
+		if changes >= p[1] && s.clock.Now().Sub(last) >= time.Duration(p[0])*time.Second {
+			s.log.Info("save point reached, saving", "changes", changes, "seconds", p[0])
+			s.startBgsave()
+			return
+		}
+	}
+}
+
+// saveCron checks the save points once a second until the server stops.
+func (s *Server) saveCron() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.quit:
+			return
+		case <-t.C:
+			if s.stopping.Load() {
+				return
+			}
+			s.submit(s.maybeBgsave)
+		}
+	}
+}

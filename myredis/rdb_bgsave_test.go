@@ -1,0 +1,180 @@
+package myredis_test
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"waitroom/myredis"
+	"waitroom/myredis/redistest"
+)
+
+// dbContents reads every key of every database: type, value (arrays sorted
+// where the order is not the type's) and expiry.
+func dbContents(t *testing.T, c *redistest.Conn, dbs int) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for db := range dbs {
+		c.Do("SELECT", fmt.Sprint(db))
+		keys := strings.Split(sortedArray(c.Do("KEYS", "*")), "\r\n")
+		for i := 2; i < len(keys); i += 2 {
+			k := keys[i]
+			var val string
+			switch typ := c.Do("TYPE", k); typ {
+			case "+string\r\n":
+				val = c.Do("GET", k)
+			case "+hash\r\n":
+				val = sortedArray(c.Do("HGETALL", k))
+			case "+zset\r\n":
+				val = c.Do("ZRANGE", k, "0", "-1", "WITHSCORES")
+			case "+list\r\n":
+				val = c.Do("LRANGE", k, "0", "-1")
+			case "+set\r\n":
+				val = sortedArray(c.Do("SMEMBERS", k))
+			default:
+				t.Fatalf("key %q of type %q", k, typ)
+			}
+			out[fmt.Sprintf("%d/%s", db, k)] = val + c.Do("PEXPIRETIME", k)
+		}
+	}
+	c.Do("SELECT", "0")
+	return out
+}
+
+func waitBgsave(t *testing.T, c *redistest.Conn) {
+	t.Helper()
+	for range 3000 {
+		if strings.Contains(c.Do("INFO", "persistence"), "rdb_bgsave_in_progress:0") {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("BGSAVE did not finish in 30s")
+}
+
+// TestBgsaveWritesTheStateAtT0: writes made while BGSAVE runs (overwrites,
+// in-place string changes, deletes, new keys, FLUSHDB, SWAPDB, MOVE) do not
+// reach the file: it holds the data as it was when BGSAVE was answered.
+func TestBgsaveWritesTheStateAtT0(t *testing.T) {
+	dir := t.TempDir()
+	_, addr := redistest.StartMyRedisConfig(t, myredis.Config{Dir: dir})
+	c := redistest.Dial(t, addr)
+	const n = 6000
+	for db := range 4 {
+		var cmds [][]string
+		cmds = append(cmds, []string{"SELECT", fmt.Sprint(db)})
+		for i := range n {
+			switch i % 5 {
+			case 0:
+				cmds = append(cmds, []string{"SET", fmt.Sprint("k", i), fmt.Sprint("value-", i, strings.Repeat("x", i%40))})
+			case 1:
+				cmds = append(cmds, []string{"HSET", fmt.Sprint("k", i), "a", "1", "b", fmt.Sprint(i)})
+			case 2:
+				cmds = append(cmds, []string{"ZADD", fmt.Sprint("k", i), "1", "a", fmt.Sprint(i), "b"})
+			case 3:
+				cmds = append(cmds, []string{"RPUSH", fmt.Sprint("k", i), "a", fmt.Sprint(i)})
+			case 4:
+				cmds = append(cmds, []string{"SADD", fmt.Sprint("k", i), "1", fmt.Sprint(i)})
+			}
+			if i%7 == 0 {
+				cmds = append(cmds, []string{"PEXPIREAT", fmt.Sprint("k", i), fmt.Sprint(4102444800000 + i)})
+			}
+		}
+		c.Pipeline(cmds...)
+	}
+	want := dbContents(t, c, 4)
+
+	// BGSAVE and, in the same pipeline, writes that the scan has not reached
+	writes := [][]string{{"BGSAVE"}}
+	for i := n - 1; i >= 0; i -= 3 {
+		k := fmt.Sprint("k", i)
+		switch i % 5 {
+		case 0:
+			writes = append(writes, []string{"SETRANGE", k, "0", "CHANGED"}, []string{"APPEND", k, "more"})
+		case 1:
+			writes = append(writes, []string{"HSET", k, "a", "changed"})
+		case 2:
+			writes = append(writes, []string{"ZADD", k, "5", "new"})
+		case 3:
+			writes = append(writes, []string{"DEL", k})
+		case 4:
+			writes = append(writes, []string{"SREM", k, "1"})
+		}
+		writes = append(writes, []string{"SET", fmt.Sprint("new", i), "v"})
+	}
+	writes = append(writes, []string{"MOVE", "k5", "3"}, []string{"SELECT", "1"}, []string{"FLUSHDB"},
+		[]string{"SWAPDB", "2", "3"}, []string{"SELECT", "0"})
+	replies := c.Pipeline(writes...)
+	if replies[0] != "+Background saving started\r\n" {
+		t.Fatalf("BGSAVE: %q", replies[0])
+	}
+	inProgress := strings.Contains(c.Do("INFO", "persistence"), "rdb_bgsave_in_progress:1")
+	t.Logf("still saving after the writes: %v", inProgress)
+	waitBgsave(t, c)
+	if info := c.Do("INFO", "persistence"); !strings.Contains(info, "rdb_saves:1\r\n") ||
+		!strings.Contains(info, "rdb_last_bgsave_status:ok\r\n") {
+		t.Fatalf("INFO after BGSAVE: %s", info)
+	}
+
+	_, addr2 := redistest.StartMyRedisConfig(t, myredis.Config{Dir: dir})
+	got := dbContents(t, redistest.Dial(t, addr2), 4)
+	if len(got) != len(want) {
+		t.Errorf("%d keys loaded, want %d", len(got), len(want))
+	}
+	bad := 0
+	for k, w := range want {
+		if got[k] != w && bad < 10 {
+			bad++
+			t.Errorf("%s: loaded %.100q, at BGSAVE %.100q", k, got[k], w)
+		}
+	}
+	if check, err := exec.LookPath("redis-check-rdb"); err == nil {
+		checkRDB(t, check, filepath.Join(dir, "dump.rdb"))
+	}
+}
+
+func TestBgsaveWhileSaving(t *testing.T) {
+	dir := t.TempDir()
+	_, addr := redistest.StartMyRedisConfig(t, myredis.Config{Dir: dir})
+	c := redistest.Dial(t, addr)
+	c.Do("SET", "k", "v")
+	// one pipeline runs as one executor job: the first BGSAVE is still running
+	got := c.Pipeline([]string{"BGSAVE"}, []string{"BGSAVE"}, []string{"SAVE"}, []string{"BGSAVE", "SCHEDULE", "x"})
+	want := []string{"+Background saving started\r\n", "-ERR Background save already in progress\r\n",
+		"-ERR Background save already in progress\r\n", "-ERR syntax error\r\n"}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("reply %d: %q, want %q", i, got[i], want[i])
+		}
+	}
+	waitBgsave(t, c)
+	if r := c.Do("SAVE"); r != redistest.OK {
+		t.Fatalf("SAVE after BGSAVE: %q", r)
+	}
+}
+
+// TestSavePointStartsBgsave: save 1 1 saves once a second has passed and a
+// key has changed.
+func TestSavePointStartsBgsave(t *testing.T) {
+	dir := t.TempDir()
+	_, addr := redistest.StartMyRedisConfig(t, myredis.Config{Dir: dir, Save: [][2]int64{{1, 1}}})
+	c := redistest.Dial(t, addr)
+	c.Do("SET", "k", "v")
+	for range 1000 {
+		if strings.Contains(c.Do("INFO", "persistence"), "rdb_saves:1\r\n") {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	info := c.Do("INFO", "persistence")
+	if !strings.Contains(info, "rdb_saves:1\r\n") || !strings.Contains(info, "rdb_changes_since_last_save:0\r\n") {
+		t.Fatalf("no save after the save point: %s", info)
+	}
+	_, addr2 := redistest.StartMyRedisConfig(t, myredis.Config{Dir: dir})
+	if r := redistest.Dial(t, addr2).Do("GET", "k"); r != redistest.Bulk("v") {
+		t.Fatalf("GET after loading the saved file: %q", r)
+	}
+}
