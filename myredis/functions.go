@@ -33,7 +33,11 @@ const functionLoadTimeout = 500 * time.Millisecond
 // Script flags, in Redis's order (FUNCTION LIST shows them in this order).
 var scriptFlagNames = []string{"no-writes", "allow-oom", "allow-stale", "no-cluster", "allow-cross-slot-keys"}
 
-const scriptFlagNoWrites = 1
+// Bits of the flags, by their index in scriptFlagNames.
+const (
+	scriptFlagNoWrites = 1 << iota
+	scriptFlagAllowOOM
+)
 
 // funcLib is one loaded library.
 type funcLib struct {
@@ -469,8 +473,13 @@ func (f *functionLibs) fcall(x *Ctx, fd *funcDef, keys, argv [][]byte, readOnly 
 		x.err("ERR Can not execute a script with write flag using *_ro command.")
 		return
 	}
+	allowOOM := noWrites || fd.flags&scriptFlagAllowOOM != 0
+	if !allowOOM && x.s.overMaxmemory() { // a function that may write is refused whole
+		x.err(msgOOM)
+		return
+	}
 	e := f.e
-	rs := runningScript{name: fd.name, errName: fd.name, function: true}
+	rs := runningScript{name: fd.name, errName: fd.name, function: true, allowOOM: allowOOM}
 	e.invoke(x, rs, noWrites, func() int {
 		e.L.Push(fd.fn)
 		e.L.Push(e.array(keys, new(*lua.LTable)))

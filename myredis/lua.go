@@ -35,6 +35,8 @@ type luaScript struct {
 	sha      string
 	fn       *lua.LFunction // the main chunk, made once: it has no upvalues to renew
 	noWrites bool           // shebang flags=no-writes
+	flagged  bool           // it has a shebang: flags decide, not each command (OOM)
+	allowOOM bool           // shebang flags=allow-oom
 }
 
 // luaEngine owns the Lua state. Every method runs on the executor goroutine.
@@ -55,6 +57,7 @@ type luaEngine struct {
 	x                    Ctx         // reused for each redis.call
 	reply                Writer      // scratch buffer for one redis.call's reply
 	readOnly             bool        // EVAL_RO or flags=no-writes
+	allowOOM             bool        // flags=allow-oom: denyoom commands run over maxmemory
 	wrote                bool        // a write command ran (SCRIPT KILL refuses from then on)
 	argv                 [][]byte    // reused for each redis.call's argument vector
 	emptyKeys, emptyArgv *lua.LTable // kept while nothing is put in them
@@ -317,11 +320,11 @@ func (e *luaEngine) compile(body, sha string) (*luaScript, string) {
 	sc := &luaScript{sha: sha}
 	code := body
 	if strings.HasPrefix(body, "#!") {
-		n, noWrites, errMsg := parseShebang(body)
+		n, noWrites, allowOOM, errMsg := parseShebang(body)
 		if errMsg != "" {
 			return nil, errMsg
 		}
-		sc.noWrites = noWrites
+		sc.noWrites, sc.allowOOM, sc.flagged = noWrites, allowOOM, true
 		code = body[n:] // keep the newline so line numbers stay right
 	}
 	chunk, err := parse.Parse(strings.NewReader(code), luaChunkName)
@@ -340,11 +343,12 @@ func (e *luaEngine) compile(body, sha string) (*luaScript, string) {
 }
 
 // parseShebang reads Redis 7's "#!lua flags=no-writes,..." first line. It returns
-// the length of the line (without its newline) and whether writes are refused.
-func parseShebang(body string) (n int, noWrites bool, errMsg string) {
+// the length of the line (without its newline), whether writes are refused and
+// whether denyoom commands may run over maxmemory.
+func parseShebang(body string) (n int, noWrites, allowOOM bool, errMsg string) {
 	n = strings.IndexByte(body, '\n')
 	if n < 0 {
-		return 0, false, msgShebangInvalid
+		return 0, false, false, msgShebangInvalid
 	}
 	parts := strings.Fields(body[:n])
 	if len(parts) == 0 || parts[0] != "#!lua" {
@@ -352,12 +356,12 @@ func parseShebang(body string) (n int, noWrites bool, errMsg string) {
 		if len(parts) > 0 {
 			engine = parts[0]
 		}
-		return 0, false, fmt.Sprintf(msgShebangEngine, engine)
+		return 0, false, false, fmt.Sprintf(msgShebangEngine, engine)
 	}
 	for _, p := range parts[1:] {
 		flags, ok := strings.CutPrefix(p, "flags=")
 		if !ok {
-			return 0, false, fmt.Sprintf(msgShebangOption, p)
+			return 0, false, false, fmt.Sprintf(msgShebangOption, p)
 		}
 		if flags == "" {
 			continue
@@ -366,13 +370,15 @@ func parseShebang(body string) (n int, noWrites bool, errMsg string) {
 			switch f {
 			case "no-writes":
 				noWrites = true
-			case "allow-oom", "allow-stale", "no-cluster", "allow-cross-slot-keys":
+			case "allow-oom":
+				allowOOM = true
+			case "allow-stale", "no-cluster", "allow-cross-slot-keys":
 			default:
-				return 0, false, fmt.Sprintf(msgShebangFlag, f)
+				return 0, false, false, fmt.Sprintf(msgShebangFlag, f)
 			}
 		}
 	}
-	return n, noWrites, ""
+	return n, noWrites, allowOOM, ""
 }
 
 // luaSyntaxError renders a gopher-lua parse error the way Lua 5.1 words its
@@ -409,9 +415,16 @@ func sha1hex(b []byte) string {
 // run executes a compiled script for the command in x, writing its reply to x.w.
 // It runs on the executor goroutine, start to finish, with the clock stopped.
 func (e *luaEngine) run(x *Ctx, sc *luaScript, keys, argv [][]byte, readOnly bool) {
+	// a script with flags that may write is refused whole over maxmemory
+	// (without flags, each denyoom command it calls is: scriptCall)
+	if sc.flagged && !sc.noWrites && !sc.allowOOM && x.s.overMaxmemory() {
+		x.err(msgOOM)
+		return
+	}
 	e.globals.RawSetString("KEYS", e.array(keys, &e.emptyKeys))
 	e.globals.RawSetString("ARGV", e.array(argv, &e.emptyArgv))
-	e.invoke(x, runningScript{name: "f_" + sc.sha, errName: sc.sha}, readOnly || sc.noWrites, func() int {
+	rs := runningScript{name: "f_" + sc.sha, errName: sc.sha, allowOOM: sc.allowOOM || sc.noWrites}
+	e.invoke(x, rs, readOnly || sc.noWrites, func() int {
 		e.L.Push(sc.fn)
 		return 0
 	})
@@ -423,6 +436,7 @@ type runningScript struct {
 	name     string // FUNCTION STATS: the function, or f_<sha1> for EVAL
 	errName  string // in error replies: the function, or the sha1
 	function bool   // FCALL: only FUNCTION KILL stops it, only SCRIPT KILL an EVAL
+	allowOOM bool   // flags allow-oom or no-writes: denyoom commands run over maxmemory
 }
 
 // invoke calls what push puts on the stack (the function, then its arguments,
@@ -432,6 +446,7 @@ func (e *luaEngine) invoke(x *Ctx, rs runningScript, readOnly bool, push func() 
 	s, L := e.s, e.L
 	e.client.db = x.db
 	e.readOnly = readOnly
+	e.allowOOM = rs.allowOOM
 	e.wrote = false
 
 	// SCRIPT KILL cancels this context; gopher-lua checks it before every
@@ -726,6 +741,12 @@ func (s *Server) scriptCall(e *luaEngine, args [][]byte) ([]byte, string) {
 		if e.readOnly {
 			return nil, msgLuaWriteRO
 		}
+	}
+	if cmd.flags&flagDenyOOM != 0 && !e.allowOOM && s.overMaxmemory() { // maxmemory.go
+		s.countRejected(cmd, msgOOM)
+		return nil, "-" + msgOOM
+	}
+	if cmd.flags&flagWrite != 0 {
 		if !e.wrote {
 			if !s.scriptGuard.markWrite() {
 				return nil, msgLuaKilled

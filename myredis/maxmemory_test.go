@@ -1,6 +1,7 @@
 package myredis_test
 
 import (
+	"strings"
 	"testing"
 
 	"waitroom/myredis/redistest"
@@ -58,4 +59,36 @@ func TestMaxmemoryRefusesWrites(t *testing.T) {
 	runSteps(t, c, []step{do("-EXECABORT Transaction discarded because of: OOM command not allowed when used memory > 'maxmemory'.\r\n", "EXEC")})
 	runSteps(t, other, []step{do("+OK\r\n", "CONFIG", "SET", "maxmemory", "0")})
 	runSteps(t, c, []step{do("$5\r\nvalue\r\n", "GET", "x")})
+}
+
+// TestMaxmemoryScripts: over maxmemory a script without flags fails at its
+// first denyoom command and can still read; a script with flags that may write
+// is refused whole; allow-oom and no-writes scripts and functions run.
+func TestMaxmemoryScripts(t *testing.T) {
+	c, _, _ := start(t)
+	runSteps(t, c, []step{
+		do("+OK\r\n", "SET", "x", "123"),
+		do("$4\r\ntest\r\n", "FUNCTION", "LOAD", "#!lua name=test\n"+
+			"redis.register_function('w', function() return redis.call('set', 'x', '1') end)\n"+
+			"redis.register_function{function_name='r', callback=function() return 'hello' end, flags={'no-writes'}}\n"+
+			"redis.register_function{function_name='oomok', callback=function() return redis.call('set', 'x', '2') end, flags={'allow-oom'}}"),
+		do("+OK\r\n", "CONFIG", "SET", "maxmemory", "1"),
+	})
+	oomScript := "-OOM command not allowed when used memory > 'maxmemory'. script: "
+	got := c.Do("EVAL", "redis.call('set','x',1) return 1", "1", "x")
+	if !strings.HasPrefix(got, oomScript) {
+		t.Fatalf("EVAL writing over maxmemory: %q", got)
+	}
+	runSteps(t, c, []step{
+		do("$3\r\n123\r\n", "EVAL", "return redis.call('get','x')", "1", "x"),
+		do(oom, "EVAL", "#!lua flags=\nreturn 1", "0"),
+		do(":1\r\n", "EVAL", "#!lua flags=allow-oom\nredis.call('set','x',1)\nreturn 1", "1", "x"),
+		do(":1\r\n", "EVAL", "#!lua flags=no-writes\nredis.call('get','x')\nreturn 1", "0"),
+		do(oom, "FCALL", "w", "0"),
+		do("$5\r\nhello\r\n", "FCALL", "r", "0"),
+		do("$5\r\nhello\r\n", "FCALL_RO", "r", "0"),
+		do("+OK\r\n", "FCALL", "oomok", "0"),
+		do("+OK\r\n", "CONFIG", "SET", "maxmemory", "0"),
+		do("+OK\r\n", "FCALL", "w", "0"),
+	})
 }
