@@ -108,7 +108,9 @@ func (s *Server) runBatch(c *Client) {
 		}
 	}
 	c.cmds = c.cmds[:0]
-	s.runningClient = nil
+	if !s.par.on { // workers run batches side by side (workers.go)
+		s.runningClient = nil
+	}
 	if c.ps != nil { // replies follow the messages queued before them (pubsub.go)
 		s.flushToOutbox(c)
 	}
