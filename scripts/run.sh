@@ -55,9 +55,13 @@ wait_port "$REDIS_PORT"
 urls=()
 queue_pids=()
 for port in "${QUEUE_PORTS[@]}"; do
+  # The simulated crowd runs on this machine too: each of its visits names its own
+  # address in X-Forwarded-For (TEST-NET-3, never contacted), believed because
+  # 127.0.0.1 is a trusted proxy here, so the crowd does not spend the per-IP join
+  # budget of the person trying the page from this machine.
   "$BIN/queue" --dev --listen "127.0.0.1:$port" --redis-url "redis://127.0.0.1:$REDIS_PORT/0" \
     --queue "$QUEUE" --slot "$SLOT" --admin-token "$ADMIN_TOKEN" \
-    --target-url "http://127.0.0.1:$TARGET_PORT/checkout" &
+    --target-url "http://127.0.0.1:$TARGET_PORT/checkout" --trusted-proxies 127.0.0.1/32 &
   pids+=($!)
   queue_pids+=($!)
   urls+=("http://127.0.0.1:$port")
@@ -71,7 +75,7 @@ for i in "${!QUEUE_PORTS[@]}"; do
 done
 
 queue_urls=$(IFS=,; echo "${urls[*]}")
-"$BIN/demotarget" --listen "127.0.0.1:$TARGET_PORT" --queue-url "$queue_urls" --queue "$QUEUE" --crowd "$CROWD" &
+"$BIN/demotarget" --listen "127.0.0.1:$TARGET_PORT" --queue-url "$queue_urls" --queue "$QUEUE" --crowd "$CROWD" --crowd-forwarded-for &
 pids+=($!)
 wait_port "$TARGET_PORT"
 

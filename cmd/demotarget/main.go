@@ -33,6 +33,7 @@ func main() {
 	name := fs.String("queue", "demo", "the queue that guards this site")
 	crowd := fs.Int("crowd", 0, "simulated visitors that keep the queue busy")
 	hold := fs.Duration("crowd-hold", 10*time.Second, "mean time a simulated visitor stays once in")
+	forwarded := fs.Bool("crowd-forwarded-for", false, "give each simulated visit its own X-Forwarded-For address (203.0.113.0/24), for queues that trust this host as a proxy")
 	room := fs.String("room-url", "", "the waiting room page as visitors reach it (default: the first queue URL + /q/QUEUE)")
 	secret := fs.String("cookie-secret", "", "key that signs the session cookie, >= 32 bytes, the same on every replica (default: random per process)")
 	if err := envflag.Parse(fs, "DEMOTARGET", os.Args[1:], nil); err != nil {
@@ -61,7 +62,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if *crowd > 0 {
-		c := &demosite.Crowd{QueueURLs: queueURLs, Queue: *name, Users: *crowd, Hold: *hold}
+		c := &demosite.Crowd{QueueURLs: queueURLs, Queue: *name, Users: *crowd, Hold: *hold, ForwardedFor: *forwarded}
 		go c.Run(ctx)
 		log.Info("simulating a crowd", "visitors", *crowd, "hold", *hold)
 	}

@@ -21,6 +21,11 @@ type Crowd struct {
 	Users     int
 	Hold      time.Duration // mean time an admitted visitor stays (uniform in [Hold/2, 3*Hold/2])
 	Client    *http.Client
+	// ForwardedFor gives each visit its own client address in X-Forwarded-For
+	// (from TEST-NET-3, 203.0.113.0/24: a header value, never contacted), so the
+	// crowd does not spend the per-IP join budget of a person on the same machine.
+	// The queue believes it only from its --trusted-proxies.
+	ForwardedFor bool
 }
 
 // Run runs the crowd until ctx is done.
@@ -62,6 +67,11 @@ func sleep(ctx context.Context, d time.Duration) bool {
 
 // visit is one visitor's trip through the queue.
 func (c *Crowd) visit(ctx context.Context, _ string) {
+	addr := ""
+	if c.ForwardedFor {
+		addr = fmt.Sprintf("203.0.113.%d", 1+rand.IntN(254))
+	}
+	ctx = context.WithValue(ctx, forwardedKey{}, addr)
 	// Anonymous: a user id would have to be signed by the site (join key).
 	code, st := c.do(ctx, "POST", "/join", "", `{}`)
 	if code != http.StatusOK {
@@ -93,6 +103,9 @@ func (c *Crowd) visit(ctx context.Context, _ string) {
 	c.do(context.WithoutCancel(ctx), "POST", "/release", session, "")
 }
 
+// forwardedKey carries a visit's X-Forwarded-For address in its context.
+type forwardedKey struct{}
+
 // do calls one random instance; code 0 means no answer.
 func (c *Crowd) do(ctx context.Context, method, path, ticket, body string) (int, map[string]any) {
 	base := strings.TrimRight(c.QueueURLs[rand.IntN(len(c.QueueURLs))], "/")
@@ -109,6 +122,9 @@ func (c *Crowd) do(ctx context.Context, method, path, ticket, body string) (int,
 	}
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if addr, _ := ctx.Value(forwardedKey{}).(string); addr != "" {
+		req.Header.Set("X-Forwarded-For", addr)
 	}
 	res, err := c.Client.Do(req)
 	if err != nil {
