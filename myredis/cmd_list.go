@@ -70,17 +70,7 @@ func (x *Ctx) listFor(key string, l *list) *list {
 
 // listChanged records n elements taken from key's list: the key goes with its last
 // element; otherwise WATCHers hear of the change.
-func (x *Ctx) listChanged(key string, l *list, n int) {
-	if n == 0 {
-		return
-	}
-	if l.Len() == 0 {
-		x.db.delete(key)
-	} else {
-		x.db.modified(key)
-	}
-	x.dirty(n)
-}
+func (x *Ctx) listChanged(key string, l *list, n int) { x.membersChanged(key, l.Len(), n) }
 
 // servesList tells the blocking machinery whether key can serve a blocked list
 // command now: it holds a list with elements. Runs on the executor.

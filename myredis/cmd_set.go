@@ -43,17 +43,7 @@ func (x *Ctx) entrySet(e *entry) (*setValue, bool) { return valueAs[*setValue](x
 
 // setChanged records n changes to the set at key: the key goes with its last
 // member; otherwise WATCHers hear of the change.
-func (x *Ctx) setChanged(key string, s *setValue, n int) {
-	if n == 0 {
-		return
-	}
-	if s.Len() == 0 {
-		x.db.delete(key)
-	} else {
-		x.db.modified(key)
-	}
-	x.dirty(n)
-}
+func (x *Ctx) setChanged(key string, s *setValue, n int) { x.membersChanged(key, s.Len(), n) }
 
 // setMaxInts is the set-max-intset-entries in force.
 func (x *Ctx) setMaxInts() int { return x.s.cfg.setMaxIntsetEntries() }

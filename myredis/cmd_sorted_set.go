@@ -65,17 +65,7 @@ func (x *Ctx) asZSet(e *entry) (*zset, bool) { return valueAs[*zset](x, e) }
 
 // zsetChanged records n changes to the set at key: the key goes with its last
 // member; otherwise WATCHers and blocked clients hear of the change.
-func (x *Ctx) zsetChanged(key string, z *zset, n int) {
-	if n == 0 {
-		return
-	}
-	if z.Len() == 0 {
-		x.db.delete(key)
-	} else {
-		x.db.modified(key) // touch, locked in workers mode (workers.go)
-	}
-	x.dirty(n)
-}
+func (x *Ctx) zsetChanged(key string, z *zset, n int) { x.membersChanged(key, z.Len(), n) }
 
 // storeZSet replaces dst with z (dropping any TTL), or deletes dst when z is empty,
 // and replies with z's size: the ending of every *STORE command.

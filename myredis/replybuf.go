@@ -55,9 +55,9 @@ func writeReply(conn redcon.Conn, w *Writer, direct bool) {
 // replies, n bytes, as Redis's checkClientOutputBufferLimits: past the hard
 // limit, or past the soft limit for longer than its seconds (counting from the
 // first batch over it; a batch under it starts again), the client is closed
-// instead of answered. 0 0 0, the default, is no limit. Runs on the connection
-// goroutine.
-func overOutputLimit(l *liveSettings, c *Client, n int, now time.Time) bool {
+// instead of answered. 0 0 0, the default, is no limit. now is read only past
+// the soft limit. Runs on the connection goroutine.
+func overOutputLimit(l *liveSettings, c *Client, n int, now func() time.Time) bool {
 	if l == nil {
 		return false
 	}
@@ -70,10 +70,10 @@ func overOutputLimit(l *liveSettings, c *Client, n int, now time.Time) bool {
 		return false
 	}
 	if c.obufSoftSince.IsZero() {
-		c.obufSoftSince = now
+		c.obufSoftSince = now()
 		return false
 	}
-	return now.Sub(c.obufSoftSince) > time.Duration(l.obufSoftSecs.Load())*time.Second
+	return now().Sub(c.obufSoftSince) > time.Duration(l.obufSoftSecs.Load())*time.Second
 }
 
 // releaseScheduled is set while a release of memory to the OS is pending.

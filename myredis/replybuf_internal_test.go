@@ -25,12 +25,13 @@ func TestOverOutputLimitSoft(t *testing.T) {
 		{200, 3 * time.Second, false},  // under: starts again
 		{1500, 4 * time.Second, false}, // over again from here
 	} {
-		if got := overOutputLimit(&l, c, step.n, t0.Add(step.after)); got != step.want {
+		at := t0.Add(step.after)
+		if got := overOutputLimit(&l, c, step.n, func() time.Time { return at }); got != step.want {
 			t.Fatalf("%d bytes at +%v: %v, want %v", step.n, step.after, got, step.want)
 		}
 	}
 	l.obufHard.Store(1 << 20)
-	if !overOutputLimit(&l, &Client{}, 2<<20, t0) {
+	if !overOutputLimit(&l, &Client{}, 2<<20, func() time.Time { return t0 }) {
 		t.Fatal("past the hard limit must close at once")
 	}
 }

@@ -293,7 +293,7 @@ func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
 			}
 			<-c.done
 		}
-		if overOutputLimit(&s.live, c, c.out.Len(), s.clock.Now()) { // replybuf.go
+		if overOutputLimit(&s.live, c, c.out.Len(), s.clock.Now) { // replybuf.go
 			s.log.Warn("client closed for overcoming of output buffer limits", "id", c.id, "class", "normal", "bytes", c.out.Len())
 			conn.Close()
 			return

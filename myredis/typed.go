@@ -35,3 +35,18 @@ func valueAs[T any](x *Ctx, e *entry) (T, bool) {
 	}
 	return v, ok
 }
+
+// membersChanged records n changes to the collection at key, left members
+// remaining: the key goes with its last member; otherwise WATCHers (and
+// blocked clients) hear of the change.
+func (x *Ctx) membersChanged(key string, left, n int) {
+	if n == 0 {
+		return
+	}
+	if left == 0 {
+		x.db.delete(key)
+	} else {
+		x.db.modified(key) // touch, locked in workers mode (workers.go)
+	}
+	x.dirty(n)
+}
