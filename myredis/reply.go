@@ -11,7 +11,8 @@ import (
 // Writer appends RESP2 replies to a byte slice. The executor writes every reply of a
 // batch into the connection's Writer; the connection goroutine sends the bytes.
 type Writer struct {
-	b []byte
+	b     []byte
+	resp3 bool // RESP3 forms (HELLO 3); see Map, Set, Double
 }
 
 // Bytes returns what has been written so far.
@@ -33,9 +34,25 @@ func (w *Writer) Int(n int64)         { w.b = redcon.AppendInt(w.b, n) }
 func (w *Writer) Bulk(b []byte)       { w.b = redcon.AppendBulk(w.b, b) }
 func (w *Writer) BulkString(s string) { w.b = redcon.AppendBulkString(w.b, s) }
 func (w *Writer) Array(n int)         { w.b = redcon.AppendArray(w.b, n) }
-func (w *Writer) Null()               { w.b = append(w.b, "$-1\r\n"...) }
-func (w *Writer) NullArray()          { w.b = append(w.b, "*-1\r\n"...) }
-func (w *Writer) Raw(b []byte)        { w.b = append(w.b, b...) }
+
+// Null writes a null bulk string (RESP3: null).
+func (w *Writer) Null() {
+	if w.resp3 {
+		w.b = append(w.b, "_\r\n"...)
+		return
+	}
+	w.b = append(w.b, "$-1\r\n"...)
+}
+
+// NullArray writes a null array (RESP3: null).
+func (w *Writer) NullArray() {
+	if w.resp3 {
+		w.b = append(w.b, "_\r\n"...)
+		return
+	}
+	w.b = append(w.b, "*-1\r\n"...)
+}
+func (w *Writer) Raw(b []byte) { w.b = append(w.b, b...) }
 
 // Errorf writes a formatted error. String arguments stop at a NUL byte, as C's
 // "%s" does in Redis's error replies.
@@ -72,3 +89,77 @@ func (w *Writer) BulkStrings(items []string) {
 		w.BulkString(s)
 	}
 }
+
+// The reply shapes below have a RESP3 type of their own. Handlers use them wherever
+// Redis 7.0 replies with a map, a set, a double, a verbatim string, a boolean or a
+// push, so that a client that said HELLO 3 gets the RESP3 type. Until the connection
+// layer switches a Writer to RESP3 (resp3 true), each writes its RESP2 form.
+
+// Map starts a map of n key/value pairs (RESP2: an array of 2n elements).
+func (w *Writer) Map(n int) {
+	if w.resp3 {
+		w.b = append(append(append(w.b, '%'), strconv.Itoa(n)...), "\r\n"...)
+		return
+	}
+	w.Array(2 * n)
+}
+
+// Set starts a set of n elements (RESP2: an array).
+func (w *Writer) Set(n int) {
+	if w.resp3 {
+		w.b = append(append(append(w.b, '~'), strconv.Itoa(n)...), "\r\n"...)
+		return
+	}
+	w.Array(n)
+}
+
+// Push starts an out-of-band push of n elements (RESP2: an array).
+func (w *Writer) Push(n int) {
+	if w.resp3 {
+		w.b = append(append(append(w.b, '>'), strconv.Itoa(n)...), "\r\n"...)
+		return
+	}
+	w.Array(n)
+}
+
+// Double writes a floating-point number: a RESP3 double, or in RESP2 a bulk string
+// formatted as Redis 7.0 formats scores (%.17g, "inf", "-inf").
+func (w *Writer) Double(f float64) {
+	var buf [32]byte
+	if w.resp3 {
+		w.b = append(append(append(w.b, ','), appendScore(buf[:0], f)...), "\r\n"...)
+		return
+	}
+	w.Bulk(appendScore(buf[:0], f))
+}
+
+// Verbatim writes a verbatim string of format "txt" (INFO, CLIENT INFO...), a bulk
+// string in RESP2.
+func (w *Writer) Verbatim(s string) {
+	if w.resp3 {
+		w.b = append(append(append(w.b, '='), strconv.Itoa(len(s)+4)...), "\r\ntxt:"...)
+		w.b = append(append(w.b, s...), "\r\n"...)
+		return
+	}
+	w.BulkString(s)
+}
+
+// Boolean writes a RESP3 boolean (RESP2: the integer 1 or 0).
+func (w *Writer) Boolean(v bool) {
+	if w.resp3 {
+		if v {
+			w.b = append(w.b, "#t\r\n"...)
+		} else {
+			w.b = append(w.b, "#f\r\n"...)
+		}
+		return
+	}
+	w.Bool(v)
+}
+
+// RESP3 reports whether the writer writes RESP3 types.
+func (w *Writer) RESP3() bool { return w.resp3 }
+
+// SetRESP3 switches the writer between RESP2 and RESP3 forms (the connection's
+// protocol, from HELLO).
+func (w *Writer) SetRESP3(on bool) { w.resp3 = on }
