@@ -6,8 +6,8 @@ package myredis_test
 import (
 	"bufio"
 	"context"
-	"io"
 	"fmt"
+	"io"
 	"net"
 	"sort"
 	"strconv"
