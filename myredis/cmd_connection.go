@@ -295,7 +295,7 @@ func cmdReset(x *Ctx) {
 	x.c.db = x.s.dbs[0]
 	x.c.name = ""
 	x.c.authed = x.s.cfg.RequirePass == ""
-	x.c.setProtocol(2) // the RESET reply itself goes out in RESP2, as Redis's
+	x.c.setProtocol(2)                             // the RESET reply itself goes out in RESP2, as Redis's
 	x.c.replyOff, x.c.replySkipNext = false, false // a pending SKIP still swallows this reply, as in Redis
 	x.w.Simple("RESET")
 }
