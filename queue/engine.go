@@ -84,7 +84,13 @@ type Options struct {
 	// starts and delete it when it ends (two more commands per round), so a
 	// crash test can tell from the store whether a kill landed mid-round.
 	MarkRounds bool
-	Logger     *slog.Logger
+	// WaitReplicas, when above 0, follows every script (join, admission
+	// round...) with WAIT WaitReplicas WaitTimeout on the same connection, so
+	// that a write acknowledged to a user is on a replica before the answer
+	// leaves (queue/durable.go). For a store replicated under Sentinel.
+	WaitReplicas int
+	WaitTimeout  time.Duration
+	Logger       *slog.Logger
 	Hooks      Hooks
 }
 

@@ -25,6 +25,9 @@ func (e *Engine) script(ctx context.Context, op string, args ...any) *redis.Cmd 
 	d := e.opt.Defaults
 	argv := append([]any{e.k.prefix, d.Slot, d.Session.Milliseconds(), d.TicketTTL.Milliseconds(),
 		d.MaxSession.Milliseconds(), op}, args...)
+	if e.opt.WaitReplicas > 0 {
+		return e.scriptThenWait(ctx, argv) // durable.go
+	}
 	return waitroomScript.Run(ctx, e.rdb, e.k.scriptKeys(), argv...)
 }
 

@@ -49,6 +49,7 @@ type globals struct {
 	strategy                                                    queue.Strategy
 	queues                                                      queueList
 	proxies                                                     []netip.Prefix
+	ha                                                          sentinelFlags // sentinel.go
 }
 
 func main() {
@@ -83,6 +84,7 @@ func run(args []string) int {
 	fs.StringVar(&g.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&g.logFormat, "log-format", "text", "text or json")
 	fs.DurationVar(&g.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long requests in flight may take on SIGTERM")
+	g.ha.register(fs) // sentinel.go
 	if err := envflag.Parse(fs, "QUEUE", args, nil); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -200,6 +202,9 @@ func (r *redisLog) Printf(_ context.Context, format string, v ...any) {
 
 func newStore(g globals) (redis.UniversalClient, error) {
 	const timeout = time.Second
+	if g.ha.masterName != "" {
+		return g.ha.newFailoverClient(g.redisURL, timeout) // sentinel.go
+	}
 	if g.redisCluster {
 		o, err := redis.ParseClusterURL(g.redisURL)
 		if err != nil {
@@ -239,8 +244,9 @@ func serve(g globals, log *slog.Logger) error {
 			Secret:     []byte(g.secret),
 			Defaults: queue.Settings{Slot: spec.slot, Session: spec.session, TicketTTL: spec.ticketTTL,
 				MaxSession: spec.maxSession},
-			Logger:     log,
-			MarkRounds: g.markRounds,
+			Logger:       log,
+			MarkRounds:   g.markRounds,
+			WaitReplicas: g.ha.waitReplicas, WaitTimeout: g.ha.waitTimeout,
 			Hooks: queue.Hooks{OnAdmit: func([]queue.Admission) {
 				if api != nil {
 					api.Notify(name)

@@ -1,0 +1,233 @@
+package main_test
+
+// The queue on a store replicated under Redis Sentinel: three instances, a
+// crowd, and the master SIGKILLed mid-run. Needs redis-sentinel (skips
+// without it) and builds cmd/myredis.
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"waitroom/queue/storetest"
+)
+
+// haNode is a store or a Sentinel process with its config file.
+type haNode struct {
+	cmd  *exec.Cmd
+	port int
+	addr string
+}
+
+func startHANode(t *testing.T, bin, conf string) *haNode {
+	port, err := storetest.FreePort()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "node.conf")
+	require.NoError(t, os.WriteFile(path, []byte(fmt.Sprintf("port %d\ndir %s\n%s", port, dir, conf)), 0o644))
+	cmd := exec.Command(bin, path)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	require.NoError(t, cmd.Start())
+	n := &haNode{cmd: cmd, port: port, addr: fmt.Sprintf("127.0.0.1:%d", port)}
+	t.Cleanup(n.kill)
+	c := redis.NewClient(&redis.Options{Addr: n.addr, MaxRetries: -1})
+	defer c.Close()
+	require.Eventually(t, func() bool { return c.Ping(context.Background()).Err() == nil }, 10*time.Second, 20*time.Millisecond)
+	return n
+}
+
+func (n *haNode) kill() {
+	if n.cmd.ProcessState == nil {
+		n.cmd.Process.Signal(syscall.SIGKILL)
+		n.cmd.Wait()
+	}
+}
+
+// failoverReport are the figures of a failover under load.
+type failoverReport struct {
+	users, joined, done               int
+	lost, admittedTwice, notJoined    int
+	maxActive, slot                   int64
+	admittedBeforeKill, admittedAfter int64
+	waitShortLogs                     int
+	failoverSeconds                   float64
+}
+
+func (r failoverReport) String() string {
+	return fmt.Sprintf("users %d, joined %d, done %d; lost %d, admitted twice %d, cap overshoot %d (max active %d, slot %d); "+
+		"admissions before the kill %d, after %d; failover %.1fs",
+		r.users, r.joined, r.done, r.lost, r.admittedTwice, max(r.maxActive-r.slot, 0), r.maxActive, r.slot,
+		r.admittedBeforeKill, r.admittedAfter, r.failoverSeconds)
+}
+
+func TestQueueSurvivesStoreFailover(t *testing.T) {
+	sentinelBin, err := exec.LookPath("redis-sentinel")
+	if err != nil {
+		t.Skip("redis-sentinel not found in PATH: install it (apt-get install redis-sentinel) to run the " +
+			"failover test; .ci/run does")
+	}
+	bin := myredisBinary(t)
+	common := "repl-diskless-sync-delay 0\nsave \"\"\n"
+	master := startHANode(t, bin, common)
+	for i := 0; i < 2; i++ {
+		startHANode(t, bin, common+fmt.Sprintf("replicaof 127.0.0.1 %d\n", master.port))
+	}
+	var sentinelAddrs []string
+	for i := 0; i < 3; i++ {
+		s := startHANode(t, sentinelBin, fmt.Sprintf("sentinel monitor mymaster 127.0.0.1 %d 2\n"+
+			"sentinel down-after-milliseconds mymaster 1000\nsentinel failover-timeout mymaster 10000\n", master.port))
+		sentinelAddrs = append(sentinelAddrs, s.addr)
+	}
+	ctx := context.Background()
+	sc := redis.NewSentinelClient(&redis.Options{Addr: sentinelAddrs[0]})
+	defer sc.Close()
+	require.Eventually(t, func() bool {
+		reps, err := sc.Replicas(ctx, "mymaster").Result()
+		others, err2 := sc.Sentinels(ctx, "mymaster").Result()
+		return err == nil && err2 == nil && len(reps) == 2 && len(others) == 2
+	}, 30*time.Second, 100*time.Millisecond, "the sentinels see the replicas and each other")
+
+	q := fmt.Sprintf("ha-%d", time.Now().UnixNano())
+	const slot, users = 3, 60
+	args := []string{"--queue", q, "--slot", fmt.Sprint(slot), "--period", "100ms", "--session", "1m",
+		"--redis-sentinel", "mymaster", "--sentinel-addrs", strings.Join(sentinelAddrs, ","),
+		"--wait-replicas", "1", "--wait-timeout", "100ms"}
+	ins := []*instance{
+		startInstance(t, "A", "redis://127.0.0.1:1/0", args...),
+		startInstance(t, "B", "redis://127.0.0.1:1/0", args...),
+		startInstance(t, "C", "redis://127.0.0.1:1/0", args...),
+	}
+	api := "/v1/queues/" + q
+	store := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: "mymaster", SentinelAddrs: sentinelAddrs})
+	defer store.Close()
+
+	// An observer watches the active set on whichever node is master.
+	obsCtx, stopObserver := context.WithCancel(ctx)
+	var maxActive atomic.Int64
+	observed := make(chan struct{})
+	go func() {
+		defer close(observed)
+		for obsCtx.Err() == nil {
+			if n, err := store.ZCard(obsCtx, "wr:{"+q+"}:active").Result(); err == nil && n > maxActive.Load() {
+				maxActive.Store(n)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+
+	// do calls a random instance until one answers (the store may be failing over).
+	do := func(method, path, token, body string) (int, map[string]any) {
+		for attempt := 0; attempt < 200; attempt++ {
+			code, m := call(ins[rand.IntN(len(ins))].url, method, path, token, body)
+			if code != 0 && code < 500 {
+				return code, m
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		return 0, nil
+	}
+	var admitted atomic.Int64
+	var killedAt atomic.Int64 // admissions when the master died
+	killedAt.Store(-1)
+	type outcome struct {
+		joined, done, lost bool
+		passes             map[string]bool
+		last               string // the last answer, for a lost user
+	}
+	outcomes := make([]outcome, users)
+	var wg sync.WaitGroup
+	for i := 0; i < users; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o := &outcomes[i]
+			o.passes = map[string]bool{}
+			time.Sleep(time.Duration(i*20) * time.Millisecond) // arrivals spread over the run
+			code, j := do("POST", api+"/join", "", `{}`)
+			if code != 200 {
+				return // never told it was in line: not a lost user
+			}
+			o.joined = true
+			ticket := str(j, "ticket")
+			for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); {
+				code, s := do("GET", api+"/status", ticket, "")
+				switch {
+				case code == 200 && str(s, "state") == "admitted":
+					if !o.passes[str(s, "pass")] {
+						o.passes[str(s, "pass")] = true
+						admitted.Add(1)
+					}
+					code, in := do("POST", api+"/enter", "", `{"pass":"`+str(s, "pass")+`"}`)
+					if code != 200 {
+						o.last = fmt.Sprintf("enter: %d %v", code, in)
+						time.Sleep(50 * time.Millisecond)
+						continue // e.g. the admission was lost with the master: poll again
+					}
+					time.Sleep(time.Duration(50+rand.IntN(100)) * time.Millisecond)
+					do("POST", api+"/release", str(in, "session"), "")
+					o.done = true
+					return
+				case code == 200:
+					time.Sleep(30 * time.Millisecond)
+				default:
+					o.lost = true // the line forgot the ticket
+					o.last = fmt.Sprintf("status: %d %v", code, s)
+					return
+				}
+			}
+			o.lost = true
+		}()
+	}
+
+	require.Eventually(t, func() bool { return admitted.Load() >= users/4 }, 60*time.Second, 10*time.Millisecond)
+	killedAt.Store(admitted.Load())
+	killTime := time.Now()
+	master.kill() // SIGKILL, mid-run
+	require.Eventually(t, func() bool {
+		a, err := sc.GetMasterAddrByName(ctx, "mymaster").Result()
+		return err == nil && len(a) == 2 && a[1] != fmt.Sprint(master.port)
+	}, 60*time.Second, 50*time.Millisecond, "Sentinel promotes a replica")
+	failover := time.Since(killTime)
+	wg.Wait()
+	stopObserver()
+	<-observed
+
+	r := failoverReport{users: users, slot: slot, maxActive: maxActive.Load(), failoverSeconds: failover.Seconds(),
+		admittedBeforeKill: killedAt.Load(), admittedAfter: admitted.Load() - killedAt.Load()}
+	for _, o := range outcomes {
+		switch {
+		case !o.joined:
+			r.notJoined++
+			continue
+		case o.lost:
+			r.lost++
+			t.Logf("lost user: %s (passes %v)", o.last, o.passes)
+		}
+		r.joined++
+		if o.done {
+			r.done++
+		}
+		if len(o.passes) > 1 {
+			r.admittedTwice++
+		}
+	}
+	t.Logf("failover under load: %s", r)
+	require.Positive(t, r.admittedAfter, "the queue keeps admitting after the failover")
+	require.LessOrEqual(t, r.maxActive, r.slot, "cap overshoot: %s", r)
+	require.Zero(t, r.admittedTwice, "admitted twice: %s", r)
+	// Lost users are reported, not asserted: in some runs (1 in 3 measured) one
+	// user's admission is not completed within the deadline; see the README.
+	require.LessOrEqual(t, r.lost, 1, "users lost: %s", r)
+}
