@@ -5,6 +5,10 @@
 # everything. `make run` builds first and then runs this.
 #
 #   STORE=redis scripts/run.sh     use a real redis-server instead of MyRedis
+#   STORE=sentinel scripts/run.sh  the store replicated: a MyRedis master and two
+#                                  replicas (REDIS_PORT, +1, +2) watched by three
+#                                  redis-sentinel (26379-26381); the queue finds the
+#                                  master through them and WAITs for one replica
 #   CROWD=0 scripts/run.sh         no simulated visitors
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +16,7 @@ cd "$(dirname "$0")/.."
 BIN=${BIN:-bin}
 STORE=${STORE:-myredis}
 REDIS_PORT=${REDIS_PORT:-6379}
+SENTINEL_PORT=${SENTINEL_PORT:-26379}
 QUEUE_PORTS=(${QUEUE_PORTS:-8081 8082 8083})
 TARGET_PORT=${TARGET_PORT:-9000}
 SLOT=${SLOT:-100}
@@ -44,13 +49,39 @@ wait_port() {
   return 1
 }
 
+store_args=(--redis-url "redis://127.0.0.1:$REDIS_PORT/0")
 case $STORE in
   myredis) "$BIN/myredis" --port "$REDIS_PORT" & ;;
   redis) redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no --logfile '' & ;;
-  *) echo "STORE must be myredis or redis" >&2; exit 2 ;;
+  sentinel)
+    command -v redis-sentinel >/dev/null || { echo "STORE=sentinel needs redis-sentinel (apt-get install redis-sentinel)" >&2; exit 2; }
+    ha=$(mktemp -d)
+    sentinel_addrs=()
+    for i in 0 1 2; do # the master, then two replicas; each has a config file for CONFIG REWRITE
+      port=$((REDIS_PORT + i))
+      mkdir -p "$ha/$port"
+      { echo "port $port"; echo "dir $ha/$port"; echo "repl-diskless-sync-delay 0"
+        [ "$i" -gt 0 ] && echo "replicaof 127.0.0.1 $REDIS_PORT"; } > "$ha/$port/myredis.conf"
+      "$BIN/myredis" "$ha/$port/myredis.conf" &
+      pids+=($!)
+      wait_port "$port"
+    done
+    for i in 0 1 2; do
+      port=$((SENTINEL_PORT + i))
+      printf 'port %s\ndir %s\nsentinel monitor mymaster 127.0.0.1 %s 2\nsentinel down-after-milliseconds mymaster 2000\nsentinel failover-timeout mymaster 10000\n' \
+        "$port" "$ha" "$REDIS_PORT" > "$ha/sentinel-$port.conf"
+      redis-sentinel "$ha/sentinel-$port.conf" --logfile "$ha/sentinel-$port.log" &
+      pids+=($!)
+      wait_port "$port"
+      sentinel_addrs+=("127.0.0.1:$port")
+    done
+    store_args=(--redis-url "redis://127.0.0.1:$REDIS_PORT/0" --redis-sentinel mymaster
+      --sentinel-addrs "$(IFS=,; echo "${sentinel_addrs[*]}")" --wait-replicas 1 --wait-timeout 100ms)
+    echo "store: MyRedis master on $REDIS_PORT, replicas on $((REDIS_PORT + 1)) and $((REDIS_PORT + 2)), Sentinels on $SENTINEL_PORT-$((SENTINEL_PORT + 2)) (files in $ha)"
+    ;;
+  *) echo "STORE must be myredis, redis or sentinel" >&2; exit 2 ;;
 esac
-pids+=($!)
-wait_port "$REDIS_PORT"
+[ "$STORE" = sentinel ] || { pids+=($!); wait_port "$REDIS_PORT"; }
 
 urls=()
 queue_pids=()
@@ -59,7 +90,7 @@ for port in "${QUEUE_PORTS[@]}"; do
   # address in X-Forwarded-For (TEST-NET-3, never contacted), believed because
   # 127.0.0.1 is a trusted proxy here, so the crowd does not spend the per-IP join
   # budget of the person trying the page from this machine.
-  "$BIN/queue" --dev --listen "127.0.0.1:$port" --redis-url "redis://127.0.0.1:$REDIS_PORT/0" \
+  "$BIN/queue" --dev --listen "127.0.0.1:$port" "${store_args[@]}" \
     --queue "$QUEUE" --slot "$SLOT" --admin-token "$ADMIN_TOKEN" \
     --target-url "http://127.0.0.1:$TARGET_PORT/checkout" --trusted-proxies 127.0.0.1/32 &
   pids+=($!)
