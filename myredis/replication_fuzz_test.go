@@ -3,7 +3,9 @@ package myredis
 import (
 	"bufio"
 	"bytes"
+	"net"
 	"testing"
+	"time"
 )
 
 // FuzzReadReplCommand: the master's stream parser never panics, its spans
@@ -43,5 +45,29 @@ func TestReadReplBatch(t *testing.T) {
 	}
 	if got := string(raw[cmds[1].args[1][0]:cmds[1].args[1][1]]); got != "GETACK" {
 		t.Fatalf("second command's argument: %q", got)
+	}
+}
+
+// The stream that follows the EOF mark in the same read stays for the stream
+// reader.
+func TestReadUntilMarkLeavesTheStream(t *testing.T) {
+	mark := []byte("0123456789012345678901234567890123456789")
+	payload := bytes.Repeat([]byte("rdb"), 30000)
+	stream := appendCommand(nil, bargs("SET", "k", "v"))
+	c1, c2 := net.Pipe()
+	defer c1.Close()
+	go func() {
+		c2.Write(append(append(append([]byte{}, payload...), mark...), stream...))
+		c2.Close()
+	}()
+	l := &masterLink{conn: c1}
+	br := bufio.NewReaderSize(c1, 4096)
+	data, err := readUntilMark(l, br, mark, time.Second)
+	if err != nil || !bytes.Equal(data, payload) {
+		t.Fatalf("payload: %d bytes, %v", len(data), err)
+	}
+	raw, cmds, _ := readReplBatch(br, 1<<20)
+	if len(cmds) != 1 || !bytes.Equal(raw, stream) {
+		t.Fatalf("the stream after the mark: %q", raw)
 	}
 }

@@ -401,20 +401,26 @@ func readRDBPayload(l *masterLink, br *bufio.Reader, timeout time.Duration) ([]b
 }
 
 func readUntilMark(l *masterLink, br *bufio.Reader, mark []byte, timeout time.Duration) ([]byte, error) {
+	// The stream may follow the mark in the same read: only the bytes up to
+	// the mark are taken from br, the rest stays there for streamFromMaster.
 	var data []byte
-	buf := make([]byte, 64<<10)
 	for {
 		l.conn.SetDeadline(time.Now().Add(timeout))
-		k, err := br.Read(buf)
-		data = append(data, buf[:k]...)
-		l.syncRead.Store(int64(len(data)))
-		l.lastIO.Store(time.Now().Unix())
-		if len(data) >= len(mark) && bytes.Equal(data[len(data)-len(mark):], mark) {
-			return data[:len(data)-len(mark)], nil
-		}
-		if err != nil {
+		if _, err := br.Peek(1); err != nil {
 			return nil, err
 		}
+		chunk, _ := br.Peek(br.Buffered())
+		from := max(len(data)-len(mark)+1, 0) // the mark may straddle two chunks
+		data = append(data, chunk...)
+		if i := bytes.Index(data[from:], mark); i >= 0 {
+			end := from + i + len(mark)
+			br.Discard(len(chunk) - (len(data) - end))
+			l.syncRead.Store(int64(end))
+			return data[:from+i], nil
+		}
+		br.Discard(len(chunk))
+		l.syncRead.Store(int64(len(data)))
+		l.lastIO.Store(time.Now().Unix())
 	}
 }
 

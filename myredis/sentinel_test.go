@@ -39,7 +39,13 @@ func startProc(t *testing.T, bin, conf string, port int) *proc {
 	cmd.Stdout, cmd.Stderr = log, log
 	require.NoError(t, cmd.Start())
 	p := &proc{cmd: cmd, port: port, addr: "127.0.0.1:" + strconv.Itoa(port)}
-	t.Cleanup(p.kill)
+	t.Cleanup(func() {
+		p.kill()
+		if t.Failed() {
+			out, _ := os.ReadFile(log.Name())
+			t.Logf("log of %s on port %d:\n%s", filepath.Base(bin), port, out)
+		}
+	})
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		c, err := redistest.DialErr(p.addr)
