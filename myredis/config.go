@@ -72,6 +72,8 @@ type Config struct {
 	// Enc are the encoding settings (hash-max-listpack-entries, ...: encoding.go).
 	Enc     EncodingLimits
 	encInit bool // Enc holds at least the defaults
+	// Intro are the slow log and latency monitor settings (introspect_config.go).
+	Intro IntrospectConfig
 }
 
 // queryBufferLimit is the effective client-query-buffer-limit.
@@ -161,6 +163,7 @@ func (c *Config) fillDefaults() {
 	}
 	c.initEncoding()
 	c.initObuf()
+	c.initIntrospect()
 	if !c.keepAliveSet {
 		c.TCPKeepAlive = 300
 	}

@@ -294,6 +294,9 @@ func (c *Config) setMore(name, val string) error {
 	case "client-output-buffer-limit":
 		err = c.setObufLimits(val) // pubsub_config.go
 	default:
+		if err := c.setIntrospect(name, val); err != errUnknownOption { // introspect_config.go
+			return err
+		}
 		if !redisConfigNames[name] {
 			return errUnknownOption
 		}
