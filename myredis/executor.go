@@ -80,7 +80,7 @@ func (s *Server) submit(fn func()) {
 func (s *Server) runBatch(c *Client) {
 	// the access time of every key this batch reads (OBJECT IDLETIME)
 	s.lruClock.Store(s.batchStartMs()) // introspect.go
-	if !s.par.on { // workers run batches side by side (workers.go)
+	if !s.par.on {                     // workers run batches side by side (workers.go)
 		s.runningClient = c
 	}
 	if c.busyExecAbort.Swap(false) { // its EXEC was answered EXECABORT (BUSY)
