@@ -78,9 +78,9 @@ func (s *Server) submit(fn func()) {
 // runBatch executes the client's pending commands, appending replies to c.out.
 // It stops early when a command blocks; the rest wait in c.pending.
 func (s *Server) runBatch(c *Client) {
-	// the access time of every key this batch reads (OBJECT IDLETIME)
-	s.lruClock.Store(s.batchStartMs()) // introspect.go
-	if !s.par.on {                     // workers run batches side by side (workers.go)
+	// the access time of every key this batch reads (OBJECT IDLETIME; introspect.go)
+	s.lruClock.Store(s.batchStartMs())
+	if !s.par.on { // workers run batches side by side (workers.go)
 		s.runningClient = c
 	}
 	if c.busyExecAbort.Swap(false) { // its EXEC was answered EXECABORT (BUSY)
