@@ -19,7 +19,9 @@ import (
 func withNodeSize(t testing.TB, n int) {
 	old := zNodeMax
 	zNodeMax = n
-	t.Cleanup(func() { zNodeMax = old })
+	oldSmall := zsetSmall
+	zsetSmall = 0 // and a scores map from the first member: the large form
+	t.Cleanup(func() { zNodeMax, zsetSmall = old, oldSmall })
 }
 
 // checkTree verifies every structural invariant of z: order, counts,
@@ -30,7 +32,10 @@ func checkTree(t interface {
 }, z *zset) {
 	t.Helper()
 	tr := &z.tree
-	if tr.n != len(z.scores) {
+	if z.scores == nil && tr.n > zsetSmall {
+		t.Fatalf("%d members and no scores map (small up to %d)", tr.n, zsetSmall)
+	}
+	if z.scores != nil && tr.n != len(z.scores) {
 		t.Fatalf("tree holds %d, map %d", tr.n, len(z.scores))
 	}
 	if tr.root == nil {
@@ -68,7 +73,7 @@ func checkTree(t interface {
 				if hi != nil && !zLess(it, *hi) {
 					t.Fatalf("%v not below the next separator %v", it, *hi)
 				}
-				if s, ok := z.scores[it.member]; !ok || s != it.score {
+				if s, ok := z.scoreOf(it.member); !ok || s != it.score {
 					t.Fatalf("tree has %v, map has %v %v", it, s, ok)
 				}
 				prev = &n.items[i]
@@ -150,7 +155,8 @@ func TestZSetBasics(t *testing.T) {
 			t.Errorf("Rank(%q, %v) = %d %v, want %d %v", tc.member, tc.reverse, r, ok, tc.rank, tc.ok)
 		}
 	}
-	if z.Add("neg0", math.Copysign(0, -1)); math.Signbit(z.scores["neg0"]) {
+	z.Add("neg0", math.Copysign(0, -1))
+	if s, _ := z.Score("neg0"); math.Signbit(s) {
 		t.Error("-0 stored with its sign; Redis's listpack stores 0")
 	}
 	if !z.Remove("neg0") || z.Remove("neg0") {
@@ -412,6 +418,10 @@ func TestZSetModel(t *testing.T) {
 		old := zNodeMax
 		defer func() { zNodeMax = old }()
 		zNodeMax = rapid.SampledFrom([]int{4, 5, 8, 64}).Draw(t, "nodeSize")
+		oldSmall := zsetSmall
+		defer func() { zsetSmall = oldSmall }()
+		// no map, a map from the start, or one built midway
+		zsetSmall = rapid.SampledFrom([]int{0, 6, 1000}).Draw(t, "smallMax")
 		// One score for every member makes lex ranges meaningful; Redis
 		// leaves them unspecified otherwise.
 		oneScore := rapid.Bool().Draw(t, "oneScore")
