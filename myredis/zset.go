@@ -93,7 +93,8 @@ func (n *zNode) size() int {
 // ztree is an order-statistic B+tree of zItems. It holds no duplicates; the
 // zset guarantees that.
 type ztree struct {
-	root *zNode
+	root *zNode // nil while the set is small and packed (zset_pack.go)
+	pack []byte
 	n    int
 }
 
@@ -116,8 +117,13 @@ func (n *zNode) childFor(it zItem) int {
 
 // insert adds it, which must not be in the tree.
 func (t *ztree) insert(it zItem) {
-	if t.root == nil {
-		t.root = &zNode{}
+	if t.packed() {
+		if t.fitsPacked(it) {
+			t.packInsert(it)
+			t.n++
+			return
+		}
+		t.grow()
 	}
 	if right, sep := t.root.insert(it, leftEdge|rightEdge); right != nil {
 		left := t.root
@@ -229,6 +235,9 @@ func roomFor(items []zItem, need int) []zItem {
 
 // at returns the item at index i (0 <= i < len).
 func (t *ztree) at(i int) zItem {
+	if t.packed() {
+		return t.packAt(i)
+	}
 	n := t.root
 	for !n.leaf() {
 		k := 0
@@ -243,8 +252,9 @@ func (t *ztree) at(i int) zItem {
 
 // rank returns the number of items less than it.
 func (t *ztree) rank(it zItem) int {
-	if t.root == nil {
-		return 0
+	if t.packed() {
+		i, _ := t.packSearch(func(e zItem) bool { return !zLess(e, it) })
+		return i
 	}
 	r := 0
 	n := t.root
@@ -271,8 +281,9 @@ func (t *ztree) rank(it zItem) int {
 // if there is none. past must be monotone over the tree's order: false for
 // every item before some point, true from it on.
 func (t *ztree) search(past func(zItem) bool) int {
-	if t.root == nil {
-		return 0
+	if t.packed() {
+		i, _ := t.packSearch(past)
+		return i
 	}
 	r := 0
 	n := t.root
@@ -307,6 +318,11 @@ func (t *ztree) search(past func(zItem) bool) int {
 
 // deleteAt removes and returns the item at index i (0 <= i < len).
 func (t *ztree) deleteAt(i int) zItem {
+	if t.packed() {
+		it := t.packDeleteAt(i)
+		t.n--
+		return it
+	}
 	it := t.root.deleteAt(i)
 	t.n--
 	for !t.root.leaf() && len(t.root.kids) == 1 {
@@ -397,9 +413,14 @@ func (n *zNode) rebalance(k int) {
 
 // ascend calls fn for the items from index i upwards until fn returns false.
 func (t *ztree) ascend(i int, fn func(zItem) bool) {
-	if t.root != nil && i >= 0 && i < t.n {
-		t.root.ascend(i, fn)
+	if i < 0 || i >= t.n {
+		return
 	}
+	if t.packed() {
+		t.packAscend(i, fn)
+		return
+	}
+	t.root.ascend(i, fn)
 }
 
 func (n *zNode) ascend(i int, fn func(zItem) bool) bool {
@@ -428,9 +449,14 @@ func (n *zNode) ascend(i int, fn func(zItem) bool) bool {
 // descend calls fn for the items from index i downwards until fn returns
 // false.
 func (t *ztree) descend(i int, fn func(zItem) bool) {
-	if t.root != nil && i >= 0 && i < t.n {
-		t.root.descend(i, fn)
+	if i < 0 || i >= t.n {
+		return
 	}
+	if t.packed() {
+		t.packDescend(i, fn)
+		return
+	}
+	t.root.descend(i, fn)
 }
 
 func (n *zNode) descend(i int, fn func(zItem) bool) bool {
@@ -462,9 +488,8 @@ func (n *zNode) descend(i int, fn func(zItem) bool) bool {
 // Runs on the executor goroutine only.
 type zset struct {
 	tree ztree
-	// scores maps a member to its score once the set has more than zsetSmall
-	// members; a smaller set (Redis's listpack range) finds a member by walking
-	// its tree, which then has one to three leaves, and saves the map's bytes.
+	// scores maps a member to its score once the set is in its large form (a
+	// B+tree); a small, packed set (zset_pack.go) finds a member by walking it.
 	scores map[string]float64
 	// mu is nil except in --workers mode, where every exported method below is
 	// one locked primitive (workers.go sets it when the set enters a DB). The
@@ -474,8 +499,9 @@ type zset struct {
 
 func newZSet() *zset { return &zset{} }
 
-// zsetSmall is the most members a set keeps without a scores map: Redis's
-// zset-max-listpack-entries default. Tests change it to exercise both forms.
+// zsetSmall is the most members a set keeps packed (zset_pack.go), without a
+// tree or a scores map: Redis's zset-max-listpack-entries default. Tests change
+// it to exercise both forms.
 var zsetSmall = 128
 
 // scoreOf returns member's score.
@@ -496,13 +522,13 @@ func (z *zset) scoreOf(member string) (float64, bool) {
 }
 
 // noteScore records member's score in the map, building the map when the set
-// grows past zsetSmall (for good, as Redis's conversion).
+// has just left its packed form.
 func (z *zset) noteScore(member string, score float64) {
 	if z.scores != nil {
 		z.scores[member] = score
 		return
 	}
-	if z.tree.n <= zsetSmall {
+	if z.tree.packed() {
 		return
 	}
 	z.scores = make(map[string]float64, z.tree.n)

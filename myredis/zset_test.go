@@ -24,6 +24,34 @@ func withNodeSize(t testing.TB, n int) {
 	t.Cleanup(func() { zNodeMax, zsetSmall = old, oldSmall })
 }
 
+// checkPack verifies a packed set: within the small limits, no map, n entries
+// in order, nothing after the last.
+func checkPack(t interface {
+	Helper()
+	Fatalf(string, ...any)
+}, z *zset) {
+	t.Helper()
+	tr := &z.tree
+	if z.scores != nil || tr.n > zsetSmall {
+		t.Fatalf("packed set of %d members (small up to %d) with map %v", tr.n, zsetSmall, z.scores != nil)
+	}
+	n, off := 0, 0
+	var prev *zItem
+	for off < len(tr.pack) {
+		it, next := packItem(tr.pack, off)
+		if prev != nil && !zLess(*prev, it) {
+			t.Fatalf("pack out of order: %v then %v", *prev, it)
+		}
+		if len(it.member) > zsetSmallValue {
+			t.Fatalf("packed member of %d bytes", len(it.member))
+		}
+		prev, off, n = &it, next, n+1
+	}
+	if n != tr.n || off != len(tr.pack) {
+		t.Fatalf("pack holds %d entries in %d of %d bytes, n says %d", n, off, len(tr.pack), tr.n)
+	}
+}
+
 // checkTree verifies every structural invariant of z: order, counts,
 // separators, node fill, equal leaf depth, and agreement with the map.
 func checkTree(t interface {
@@ -32,11 +60,12 @@ func checkTree(t interface {
 }, z *zset) {
 	t.Helper()
 	tr := &z.tree
-	if z.scores == nil && tr.n > zsetSmall {
-		t.Fatalf("%d members and no scores map (small up to %d)", tr.n, zsetSmall)
+	if tr.packed() {
+		checkPack(t, z)
+		return
 	}
-	if z.scores != nil && tr.n != len(z.scores) {
-		t.Fatalf("tree holds %d, map %d", tr.n, len(z.scores))
+	if z.scores == nil || tr.n != len(z.scores) {
+		t.Fatalf("tree holds %d, map %v", tr.n, z.scores)
 	}
 	if tr.root == nil {
 		if tr.n != 0 {
@@ -422,6 +451,9 @@ func TestZSetModel(t *testing.T) {
 		defer func() { zsetSmall = oldSmall }()
 		// no map, a map from the start, or one built midway
 		zsetSmall = rapid.SampledFrom([]int{0, 6, 1000}).Draw(t, "smallMax")
+		oldValue := zsetSmallValue
+		defer func() { zsetSmallValue = oldValue }()
+		zsetSmallValue = rapid.SampledFrom([]int{64, 2}).Draw(t, "smallValue") // 2: a 3-byte member converts
 		// One score for every member makes lex ranges meaningful; Redis
 		// leaves them unspecified otherwise.
 		oneScore := rapid.Bool().Draw(t, "oneScore")

@@ -36,8 +36,8 @@ func main() {
 	myArgs := flag.String("myredis-args", "", "extra MyRedis flags, space-separated")
 	port := flag.Int("port", 29100, "first port to use")
 	flag.Parse()
-	fmt.Printf("%-6s %9s | %12s %12s %7s | %12s %12s %7s\n", "shape", "keys",
-		"MyRedis RSS", "Redis RSS", "ratio", "MyRedis used", "Redis used", "ratio")
+	fmt.Printf("%-6s %9s | %9s %9s %6s | %9s %9s %6s | %9s %9s %6s\n", "shape", "keys",
+		"RSS My", "Redis", "ratio", "peak My", "Redis", "ratio", "used My", "Redis", "ratio")
 	for i, shape := range strings.Split(*shapes, ",") {
 		keys := *n
 		if shape == "join" {
@@ -45,13 +45,14 @@ func main() {
 		}
 		my := measure(shape, keys, append([]string{*myBin, "--port"}, append([]string{strconv.Itoa(*port + 2*i)}, strings.Fields(*myArgs)...)...))
 		rd := measure(shape, keys, []string{"redis-server", "--port", strconv.Itoa(*port + 2*i + 1), "--save", "", "--appendonly", "no"})
-		fmt.Printf("%-6s %9d | %12.0f %12.0f %6.2fx | %12.0f %12.0f %6.2fx\n", shape, keys,
-			my.rss, rd.rss, my.rss/rd.rss, my.used, rd.used, my.used/rd.used)
+		fmt.Printf("%-6s %9d | %9.0f %9.0f %5.2fx | %9.0f %9.0f %5.2fx | %9.0f %9.0f %5.2fx\n", shape, keys,
+			my.rss, rd.rss, my.rss/rd.rss, my.peak, rd.peak, my.peak/rd.peak, my.used, rd.used, my.used/rd.used)
 	}
 }
 
-// perKey is bytes per key over the empty server's figures.
-type perKey struct{ rss, used float64 }
+// perKey is bytes per key over the empty server's figures: RSS after the load
+// and a quiet moment, peak RSS (VmHWM: the most the load ever took), used_memory.
+type perKey struct{ rss, peak, used float64 }
 
 func measure(shape string, n int, argv []string) perKey {
 	cmd := exec.Command(argv[0], argv[1:]...)
@@ -66,14 +67,15 @@ func measure(shape string, n int, argv []string) perKey {
 	for rdb.Ping(ctx).Err() != nil {
 		time.Sleep(20 * time.Millisecond)
 	}
-	rss0, used0 := sample(ctx, rdb, cmd.Process.Pid)
+	rss0, _, used0 := sample(ctx, rdb, cmd.Process.Pid)
 	load(ctx, rdb, addr, shape, n)
-	time.Sleep(2 * time.Second) // let a collector settle, as an operator would read it
-	rss1, used1 := sample(ctx, rdb, cmd.Process.Pid)
-	return perKey{rss: (rss1 - rss0) / float64(n), used: (used1 - used0) / float64(n)}
+	time.Sleep(3 * time.Second) // a quiet moment, as an operator would read it
+	rss1, peak, used1 := sample(ctx, rdb, cmd.Process.Pid)
+	k := float64(n)
+	return perKey{rss: (rss1 - rss0) / k, peak: (peak - rss0) / k, used: (used1 - used0) / k}
 }
 
-func sample(ctx context.Context, rdb *redis.Client, pid int) (rss, used float64) {
+func sample(ctx context.Context, rdb *redis.Client, pid int) (rss, peak, used float64) {
 	info, err := rdb.Info(ctx, "memory").Result()
 	if err != nil {
 		log.Fatal(err)
@@ -94,8 +96,12 @@ func sample(ctx context.Context, rdb *redis.Client, pid int) (rss, used float64)
 			kb, _ := strconv.ParseFloat(strings.Fields(v)[0], 64)
 			rss = kb * 1024
 		}
+		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, _ := strconv.ParseFloat(strings.Fields(v)[0], 64)
+			peak = kb * 1024
+		}
 	}
-	return rss, used
+	return rss, peak, used
 }
 
 func load(ctx context.Context, rdb *redis.Client, addr, shape string, n int) {
