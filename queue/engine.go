@@ -91,7 +91,7 @@ type Options struct {
 	WaitReplicas int
 	WaitTimeout  time.Duration
 	Logger       *slog.Logger
-	Hooks      Hooks
+	Hooks        Hooks
 }
 
 // Hooks let a test or the bench watch and disturb an engine.
