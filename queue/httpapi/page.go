@@ -56,8 +56,8 @@ type indexData struct {
 // page: GET /q/{q}, the waiting room a person sees.
 func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("q")
-	if s.rooms[name] == nil {
-		render(w, http.StatusNotFound, "index.html", indexData{Queues: s.names, Missing: name})
+	if s.lookup(name) == nil {
+		render(w, http.StatusNotFound, "index.html", indexData{Queues: s.table().names, Missing: name})
 		return
 	}
 	render(w, http.StatusOK, "room.html", struct{ Queue string }{name})
@@ -66,16 +66,17 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 // index: GET /, links to every waiting room of this instance.
 func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 	inst := ""
-	if len(s.names) > 0 {
-		inst = s.rooms[s.names[0]].eng.InstanceID()
+	tab := s.table()
+	if len(tab.names) > 0 {
+		inst = tab.rooms[tab.names[0]].eng.InstanceID()
 	}
-	render(w, http.StatusOK, "index.html", indexData{Queues: s.names, Instance: inst})
+	render(w, http.StatusOK, "index.html", indexData{Queues: tab.names, Instance: inst})
 }
 
 // asset: GET /assets/{file}, the page's stylesheet and script.
 func (s *Server) asset(w http.ResponseWriter, r *http.Request) {
 	switch r.PathValue("file") {
-	case "room.css", "room.js":
+	case "room.css", "room.js", "pow.js":
 	default:
 		writeError(w, http.StatusNotFound, "no such asset")
 		return
