@@ -172,6 +172,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	t := time.NewTicker(e.opt.Period)
 	defer t.Stop()
 	var lastErr time.Time
+	var histAt time.Time // when this instance last offered a history point
 	for {
 		select {
 		case <-ctx.Done():
@@ -180,6 +181,12 @@ func (e *Engine) Run(ctx context.Context) error {
 		case <-e.trigger:
 		}
 		_, err := e.Round(ctx)
+		if err == nil && time.Since(histAt) >= HistoryStep/2 {
+			histAt = time.Now()
+			if herr := e.recordHistory(ctx); herr != nil {
+				e.log.Debug("history point not written", "err", herr)
+			}
+		}
 		if err == nil && e.failing.Load() == 0 && !lastErr.IsZero() {
 			e.log.Info("admission rounds succeed again")
 			lastErr = time.Time{}

@@ -355,3 +355,37 @@ func (s *Server) listCodes(w http.ResponseWriter, r *http.Request) {
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	writeJSON(w, http.StatusOK, map[string]any{"codes": out})
 }
+
+// history: GET /v1/queues/{q}/history, the last 30 minutes in 10-second
+// steps for the dashboard's chart: active, waiting and the admission rate
+// between one step and the one before.
+func (s *Server) history(w http.ResponseWriter, r *http.Request) {
+	rm, ok := s.room(w, r)
+	if !ok {
+		return
+	}
+	ctx, cancel := s.withStore(r)
+	defer cancel()
+	pts, err := rm.eng.History(ctx)
+	if err != nil {
+		s.fail(w, r, "stats", err)
+		return
+	}
+	type point struct {
+		At      string  `json:"at"`
+		Active  int64   `json:"active"`
+		Waiting int64   `json:"waiting"`
+		Rate    float64 `json:"admit_rate_per_s"`
+	}
+	out := make([]point, 0, len(pts))
+	for i, p := range pts {
+		pt := point{At: timeJSON(p.At), Active: p.Active, Waiting: p.Waiting}
+		if i > 0 {
+			if dt := p.At.Sub(pts[i-1].At).Seconds(); dt > 0 && p.AdmittedTotal >= pts[i-1].AdmittedTotal {
+				pt.Rate = math.Round(float64(p.AdmittedTotal-pts[i-1].AdmittedTotal)/dt*100) / 100
+			}
+		}
+		out = append(out, pt)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"step_seconds": int(queue.HistoryStep / time.Second), "points": out})
+}

@@ -15,7 +15,7 @@ import (
 var webFS embed.FS
 
 var (
-	pages  = template.Must(template.ParseFS(webFS, "web/room.html", "web/index.html"))
+	pages  = template.Must(template.ParseFS(webFS, "web/room.html", "web/index.html", "web/admin.html"))
 	assets = func() http.Handler {
 		sub, err := fs.Sub(webFS, "web")
 		if err != nil {
@@ -76,7 +76,7 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 // asset: GET /assets/{file}, the page's stylesheet and script.
 func (s *Server) asset(w http.ResponseWriter, r *http.Request) {
 	switch r.PathValue("file") {
-	case "room.css", "room.js", "pow.js":
+	case "room.css", "room.js", "pow.js", "admin.css", "admin.js":
 	default:
 		writeError(w, http.StatusNotFound, "no such asset")
 		return
@@ -86,4 +86,10 @@ func (s *Server) asset(w http.ResponseWriter, r *http.Request) {
 	r2 := r.Clone(r.Context())
 	r2.URL.Path = "/" + r.PathValue("file")
 	assets.ServeHTTP(w, r2)
+}
+
+// adminPage: GET /admin, the dashboard. The page itself holds nothing
+// secret; it asks for the admin token and sends it with each API call.
+func (s *Server) adminPage(w http.ResponseWriter, r *http.Request) {
+	render(w, http.StatusOK, "admin.html", nil)
 }

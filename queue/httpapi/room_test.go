@@ -263,3 +263,46 @@ func TestProofOfWorkHTTP(t *testing.T) {
 	require.Equal(t, 200, e.do("PUT", base, adminToken, `{"pow_bits":0}`).code)
 	e.join(q, "")
 }
+
+// TestHistoryAndDashboard: the loop writes a history point per 10 s step
+// (one per step whichever instance comes first), /history serves them with
+// the admission rate between steps, and /admin is the embedded dashboard
+// under the page's CSP.
+func TestHistoryAndDashboard(t *testing.T) {
+	st := storetest.Start(t)
+	proxy := storetest.NewProxy(t, st.Addr)
+	q := uniq("hist")
+	e := newEnv(t, proxy.Addr(), envOpt{adminToken: adminToken}, queueConf{name: q, set: queue.Settings{Slot: 1}})
+	e.join(q, "")
+	e.join(q, "")
+	var h res
+	require.Eventually(t, func() bool {
+		h = e.do("GET", "/v1/queues/"+q+"/history", "", "")
+		return h.code == 200 && len(h.body["points"].([]any)) > 0
+	}, 5*time.Second, 20*time.Millisecond)
+	assert.EqualValues(t, 10, h.num("step_seconds"))
+	p := h.body["points"].([]any)[0].(map[string]any)
+	assert.GreaterOrEqual(t, p["waiting"].(float64)+p["active"].(float64), 1.0)
+	// Two points of the store: the rate is the admissions between them.
+	hk := "wr:{" + q + "}:hist"
+	b := time.Now().Unix()/10 - 3
+	require.NoError(t, e.rdb.HSet(t.Context(), hk, b, "1 5 100", b+1, "1 4 120").Err())
+	h = e.do("GET", "/v1/queues/"+q+"/history", "", "")
+	var rates []float64
+	for _, it := range h.body["points"].([]any) {
+		rates = append(rates, it.(map[string]any)["admit_rate_per_s"].(float64))
+	}
+	assert.Contains(t, rates, 2.0, "20 admissions in 10 s")
+	assertError(t, e.do("GET", "/v1/queues/nope/history", "", ""), 404)
+
+	a := e.do("GET", "/admin", "", "")
+	require.Equal(t, 200, a.code)
+	assert.Contains(t, a.raw, "/assets/admin.js")
+	assert.Contains(t, a.header.Get("Content-Security-Policy"), "script-src 'self'")
+	for _, f := range []string{"admin.js", "admin.css", "pow.js"} {
+		assert.Equal(t, 200, e.do("GET", "/assets/"+f, "", "").code, f)
+	}
+	proxy.Down()
+	assertError(t, e.do("GET", "/v1/queues/"+q+"/history", "", ""), 503)
+	proxy.Up()
+}

@@ -402,6 +402,26 @@ function ops.info(s, now)
     tonumber(redis.call('HGET', prefix .. 'codes', 'used') or 0)}
 end
 
+-- hist(bucket_s, keep) -> 1 when this call wrote the bucket: the history
+-- the admin dashboard draws (issue 19), in the hash <prefix>hist: field =
+-- store unix time / bucket_s, value "active waiting admitted_total", written
+-- once per bucket by whichever instance comes first; fields older than keep
+-- buckets are deleted.
+function ops.hist(s, now)
+  local size, keep = tonumber(ARGV[7]), tonumber(ARGV[8])
+  local h = prefix .. 'hist'
+  local b = math.floor(now / 1000 / size)
+  local v = redis.call('ZCARD', KEYS[3]) .. ' ' .. redis.call('ZCARD', KEYS[2]) .. ' ' ..
+    (redis.call('GET', KEYS[6]) or '0')
+  local wrote = redis.call('HSETNX', h, b, v)
+  if wrote == 1 and redis.call('HLEN', h) > keep then
+    for _, f in ipairs(redis.call('HKEYS', h)) do
+      if tonumber(f) == nil or tonumber(f) <= b - keep then redis.call('HDEL', h, f) end
+    end
+  end
+  return wrote
+end
+
 local op = ops[ARGV[6]]
 if not op then return redis.error_reply('ERR waitroom: unknown operation ' .. tostring(ARGV[6])) end
 local s, now = settings(), now_ms()
