@@ -21,7 +21,7 @@ import (
 
 var (
 	ErrBadCode  = errors.New("queue: malformed or forged bypass code") // 400
-	ErrCodeUsed = errors.New("queue: the bypass code has no use left")  // 400
+	ErrCodeUsed = errors.New("queue: the bypass code has no use left") // 400
 )
 
 // MaxCodeUses bounds the uses of one code.

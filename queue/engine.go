@@ -124,7 +124,7 @@ type Options struct {
 	// (default crypto/rand); tests give a seeded source.
 	DrawRand io.Reader
 	Logger   *slog.Logger
-	Hooks      Hooks
+	Hooks    Hooks
 }
 
 // Hooks let a test or the bench watch and disturb an engine.

@@ -455,4 +455,3 @@ func (s *Server) writeInfoStatus(ctx context.Context, w http.ResponseWriter, r *
 		PreQueue: st.PreQueue, PowBits: st.Settings.PowBits, Draws: st.Draws, BypassUses: st.BypassUses, Runtime: rm.runtime,
 	})
 }
-
