@@ -33,17 +33,21 @@
     document.body.dataset.auth = on ? "yes" : "no";
   }
 
+  var gen = 0; // one refresh loop at a time: a newer refresh ends the older one
   function refresh() {
     clearTimeout(timer);
+    var my = ++gen;
     api("GET", "/v1/queues").then(function (r) {
+      if (my !== gen) return;
       if (r.status !== 200) { status("Cannot list the queues: " + (r.data.error || r.status)); return; }
       var names = r.data.queues.map(function (q) { return q.name; });
+      names.forEach(function (n) { if (!cards[n]) makeCard(n); });
       Object.keys(cards).forEach(function (n) {
         if (names.indexOf(n) < 0) { cards[n].el.remove(); delete cards[n]; }
       });
       return Promise.all(names.map(refreshQueue));
     }).then(function () {
-      timer = setTimeout(refresh, 2000);
+      if (my === gen) timer = setTimeout(refresh, 2000);
     });
   }
 
@@ -52,7 +56,8 @@
     return Promise.all([api("GET", path), api("GET", path + "/history")]).then(function (rs) {
       if (rs[0].status !== 200) return;
       var q = rs[0].data;
-      var c = cards[name] || makeCard(name);
+      var c = cards[name];
+      if (!c) return;
       var el = c.el;
       el.dataset.state = q.state;
       var badge = el.querySelector(".state");
@@ -66,7 +71,7 @@
       el.querySelector(".delete").hidden = !(q.runtime && token);
       el.querySelector(".settings").hidden = !token;
       el.querySelector(".codes").hidden = !token;
-      if (!c.loaded || !c.dirty) fill(c, q);
+      if (!c.loaded || (!c.dirty && !c.saving)) fill(c, q);
       if (rs[1].status === 200) chart(el, rs[1].data.points);
     });
   }
@@ -144,7 +149,9 @@
       else body[k] = v;
     });
     if (!n) { status("Nothing to change."); return; }
+    c.saving = true;
     api("PUT", "/v1/queues/" + encodeURIComponent(name), body).then(function (r) {
+      c.saving = false;
       if (r.status !== 200) { status("Save failed: " + (r.data.error || r.status)); return; }
       status("");
       fill(c, r.data);
