@@ -233,8 +233,10 @@ func (s *Server) configParams() map[string]func() string {
 	}
 	// pubsub_config.go
 	params["client-output-buffer-limit"] = func() string { return formatObufLimits(c.ObufLimits) }
-	c.Enc.params(params)  // encoding.go
-	c.Repl.params(params) // replication_config.go
+	params["notify-keyspace-events"] = func() string { return formatNotifyClasses(c.NotifyEvents) }
+	c.Enc.params(params)   // encoding.go
+	c.Repl.params(params)  // replication_config.go
+	c.Intro.params(params) // introspect_config.go
 	return params
 }
 
@@ -271,6 +273,7 @@ var runtimeSettable = map[string]bool{
 	"maxmemory-policy": true, "tcp-keepalive": true,
 	"auto-aof-rewrite-percentage": true, "auto-aof-rewrite-min-size": true,
 	"set-max-intset-entries": true, "client-query-buffer-limit": true, "client-output-buffer-limit": true,
+	"notify-keyspace-events": true,
 }
 
 // protectedConfigs are refused by CONFIG SET (enable-protected-configs is no).
@@ -315,6 +318,7 @@ func cmdConfig(x *Ctx) {
 // Redis 7.0's checks in its order: unknown names, immutable ones and repeats
 // first, then each value.
 func (x *Ctx) configSet() {
+	x.redactSensitiveConfigs() // introspect.go
 	params := x.s.configParams()
 	seen := map[string]bool{}
 	var names, vals []string

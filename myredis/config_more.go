@@ -296,8 +296,13 @@ func (c *Config) setMore(name, val string) error {
 		c.PidFile = val
 	case "client-output-buffer-limit":
 		err = c.setObufLimits(val) // pubsub_config.go
+	case "notify-keyspace-events":
+		c.NotifyEvents, err = parseNotifyClasses(val) // notify.go
 	default:
 		if handled, err := c.Repl.set(name, val); handled { // replication_config.go
+			return err
+		}
+		if err := c.setIntrospect(name, val); err != errUnknownOption { // introspect_config.go
 			return err
 		}
 		if !redisConfigNames[name] {
