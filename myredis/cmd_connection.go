@@ -65,25 +65,15 @@ func cmdAuth(x *Ctx) {
 	user, pass := "default", x.arg(x.nargs()-1)
 	if x.nargs() == 3 {
 		user = x.arg(1)
-	}
-	if x.s.cfg.RequirePass == "" && x.nargs() == 2 {
+	} else if x.s.acl.dflt.nopass {
 		x.err(msgAuthNoPassword)
 		return
 	}
-	if !x.s.checkPassword(user, pass) {
+	if !x.s.authenticate(x.c, user, pass) { // acl_server.go
 		x.err(msgWrongPass)
 		return
 	}
-	x.c.authed = true
 	x.ok()
-}
-
-// checkPassword accepts the default user with requirepass (any password when none).
-func (s *Server) checkPassword(user, pass string) bool {
-	if user != "default" {
-		return false
-	}
-	return s.cfg.RequirePass == "" || pass == s.cfg.RequirePass
 }
 
 // cmdHello answers HELLO [protover [AUTH user pass] [SETNAME name]]. RESP3 is
@@ -119,11 +109,10 @@ func cmdHello(x *Ctx) {
 		}
 	}
 	if user != nil {
-		if !x.s.checkPassword(*user, *pass) {
+		if !x.s.authenticate(x.c, *user, *pass) { // acl_server.go
 			x.err(msgWrongPass)
 			return
 		}
-		x.c.authed = true
 	}
 	if x.c.needsAuth() {
 		x.err(msgHelloNoAuth)
@@ -297,7 +286,8 @@ func cmdReset(x *Ctx) {
 	x.s.dropSubscriptions(x.c)
 	x.c.db = x.s.dbs[0]
 	x.c.name = ""
-	x.c.authed = x.s.cfg.RequirePass == ""
+	x.c.user = x.s.acl.dflt
+	x.c.authed = !x.s.acl.defaultNeedsAuth()
 	x.c.replyOff, x.c.replySkipNext = false, false // a pending SKIP still swallows this reply, as in Redis
 	x.w.Simple("RESET")
 }
