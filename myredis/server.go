@@ -52,6 +52,7 @@ type Server struct {
 	par           dataLock                      // --workers N > 1 only (workers.go)
 
 	lruClock     atomic.Int64                 // unix ms, renewed as each batch starts: keys' access time (atomic: --workers runs batches at once)
+	trims        atomic.Int64                 // times memory was returned after traffic (memtrim.go)
 	usedMemory   atomic.Uint64                // heap in use, sampled hz times a second (maxmemory.go)
 	beforeSwapDB func(db1, db2 *DB)           // during an AOF rewrite: SWAPDB is about to run
 	functionsPtr atomic.Pointer[functionLibs] // FUNCTION LOAD's libraries (functions.go)
@@ -184,6 +185,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	s.mu.Unlock()
 	go s.activeExpireLoop()
 	go s.clientsCron()
+	go s.trimLoop()
 	err := rc.Serve(guardListener{ln, &s.live, &s.net})
 	if errors.Is(err, net.ErrClosed) {
 		return nil
