@@ -261,3 +261,10 @@ func (s *Server) aclConfigParams(params map[string]func() string) {
 		return "resetchannels"
 	}
 }
+
+// userExists reports whether an ACL user of that name exists (CLIENT KILL USER).
+func (s *Server) userExists(name string) bool { return s.acl.users[name] != nil }
+
+// superuser is Redis's NULL user: the AOF loader and the master link run every
+// command whatever the ACL rules; CLIENT LIST shows "(superuser)".
+var superuser = &aclUser{name: "(superuser)", enabled: true, unrestricted: true}
