@@ -233,6 +233,7 @@ func (s *Server) configParams() map[string]func() string {
 	}
 	// pubsub_config.go
 	params["client-output-buffer-limit"] = func() string { return formatObufLimits(c.ObufLimits) }
+	params["notify-keyspace-events"] = func() string { return formatNotifyClasses(c.NotifyEvents) }
 	c.Enc.params(params)      // encoding.go
 	c.Repl.params(params)     // replication_config.go
 	s.aclConfigParams(params) // acl_server.go
@@ -273,6 +274,7 @@ var runtimeSettable = map[string]bool{
 	"maxmemory-policy": true, "tcp-keepalive": true,
 	"auto-aof-rewrite-percentage": true, "auto-aof-rewrite-min-size": true,
 	"set-max-intset-entries": true, "client-query-buffer-limit": true, "client-output-buffer-limit": true,
+	"notify-keyspace-events": true,
 	"acllog-max-len": true, "acl-pubsub-default": true, // acl_server.go
 	"tls-cert-file": true, "tls-key-file": true, "tls-ca-cert-file": true, "tls-ca-cert-dir": true, // tls.go
 	"tls-auth-clients": true, "tls-replication": true, "tls-protocols": true,
