@@ -275,7 +275,7 @@ var runtimeSettable = map[string]bool{
 	"auto-aof-rewrite-percentage": true, "auto-aof-rewrite-min-size": true,
 	"set-max-intset-entries": true, "client-query-buffer-limit": true, "client-output-buffer-limit": true,
 	"notify-keyspace-events": true,
-	"acllog-max-len": true, "acl-pubsub-default": true, // acl_server.go
+	"acllog-max-len":         true, "acl-pubsub-default": true, // acl_server.go
 	"tls-cert-file": true, "tls-key-file": true, "tls-ca-cert-file": true, "tls-ca-cert-dir": true, // tls.go
 	"tls-auth-clients": true, "tls-replication": true, "tls-protocols": true,
 }
