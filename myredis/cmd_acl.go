@@ -85,6 +85,9 @@ var aclHelp = []string{"ACL <subcommand> [<arg> [value] [opt] ...]. Subcommands 
 	"    Prints this help."}
 
 func (x *Ctx) aclSetUser() {
+	for j := 2; j < x.nargs(); j++ {
+		x.redactArg(j) // no password in the slow log or MONITOR, as Redis (introspect.go)
+	}
 	name := x.arg(2)
 	if hasSpaces(name) {
 		x.err("ERR Usernames can't contain spaces or null characters")

@@ -236,6 +236,7 @@ func (s *Server) configParams() map[string]func() string {
 	params["notify-keyspace-events"] = func() string { return formatNotifyClasses(c.NotifyEvents) }
 	c.Enc.params(params)      // encoding.go
 	c.Repl.params(params)     // replication_config.go
+	c.Intro.params(params)    // introspect_config.go
 	s.aclConfigParams(params) // acl_server.go
 	s.tlsConfigParams(params) // tls.go
 	return params
@@ -322,6 +323,7 @@ func cmdConfig(x *Ctx) {
 // Redis 7.0's checks in its order: unknown names, immutable ones and repeats
 // first, then each value.
 func (x *Ctx) configSet() {
+	x.redactSensitiveConfigs() // introspect.go
 	params := x.s.configParams()
 	seen := map[string]bool{}
 	var names, vals []string

@@ -78,6 +78,8 @@ type Config struct {
 	// is the config file read at start-up, absolute ("" : none), for CONFIG REWRITE.
 	Repl       ReplConfig
 	ConfigFile string
+	// Intro are the slow log and latency monitor settings (introspect_config.go).
+	Intro IntrospectConfig
 	// ACL is aclfile, acllog-max-len, acl-pubsub-default, user lines (acl_server.go).
 	ACL aclConfig
 	// TLS is the tls-* settings (tls.go).
@@ -171,6 +173,7 @@ func (c *Config) fillDefaults() {
 	}
 	c.initEncoding()
 	c.initObuf()
+	c.initIntrospect()
 	if !c.keepAliveSet {
 		c.TCPKeepAlive = 300
 	}
