@@ -61,6 +61,7 @@ func (a *aof) load() (loadStats, error) {
 
 	c := newClient(a.s, nil)
 	c.authed = true
+	c.user = superuser // the AOF is replayed whatever the ACL rules (acl_server.go)
 	var w Writer
 	r := &respReader{r: bufio.NewReaderSize(f, 1<<20), max: a.s.cfg.ProtoMaxBulkLen, size: info.Size()}
 	multiAt := int64(-1) // offset of an open MULTI

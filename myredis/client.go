@@ -50,6 +50,7 @@ type Client struct {
 	// executor-owned
 	db         *DB
 	authed     bool
+	user       *aclUser // the ACL user (acl.go); the default user until AUTH
 	name       string
 	libName    string
 	libVer     string
@@ -97,6 +98,9 @@ func newClient(s *Server, conn redcon.Conn) *Client {
 		authed:  !s.live.hasPass.Load(),
 		resp:    2,
 	}
+	if s.acl != nil {
+		c.user = s.acl.dflt
+	}
 	if conn != nil {
 		c.addr = conn.RemoteAddr()
 		if nc := conn.NetConn(); nc != nil {
@@ -113,7 +117,7 @@ func newClient(s *Server, conn redcon.Conn) *Client {
 // needsAuth reports whether c must authenticate before running commands, as
 // Redis's authRequired: a password is set and c has not given it (a client that
 // connected while there was none stays authenticated). Runs on the executor.
-func (c *Client) needsAuth() bool { return !c.authed && c.s.cfg.RequirePass != "" }
+func (c *Client) needsAuth() bool { return !c.authed && c.s.acl.defaultNeedsAuth() }
 
 // info is the client's line in CLIENT LIST and CLIENT INFO. Runs on the executor.
 func (c *Client) info(now time.Time) string {
@@ -158,6 +162,6 @@ func (c *Client) info(now time.Time) string {
 		" ssub=" + strconv.Itoa(subs[subShard]) + " multi=" + strconv.Itoa(multi) +
 		" qbuf=" + strconv.FormatInt(qbuf, 10) + " qbuf-free=0 argv-mem=0 multi-mem=0 rbs=" + strconv.FormatInt(c.replyMem, 10) +
 		" rbp=0 obl=0 oll=0 omem=" + strconv.FormatInt(omem, 10) + " tot-mem=" + strconv.FormatInt(totMem, 10) + " events=r" +
-		" cmd=" + c.lastCmd + " user=default redir=-1 resp=" + strconv.Itoa(c.resp) +
+		" cmd=" + c.lastCmd + " user=" + c.userName() + " redir=-1 resp=" + strconv.Itoa(c.resp) +
 		" lib-name=" + c.libName + " lib-ver=" + c.libVer + "\n"
 }

@@ -142,12 +142,6 @@ func (f *clientKillFilter) matches(c *Client) bool {
 		(f.user == "" || c.userName() == f.user)
 }
 
-// userName is the ACL user c is authenticated as.
-func (c *Client) userName() string { return "default" }
-
-// userExists reports whether an ACL user of that name exists.
-func (s *Server) userExists(name string) bool { return name == "default" }
-
 // clientsByID lists the connected clients, oldest first. Runs on the executor.
 func (s *Server) clientsByID() []*Client {
 	s.mu.Lock()

@@ -67,25 +67,15 @@ func cmdAuth(x *Ctx) {
 	user, pass := "default", x.arg(x.nargs()-1)
 	if x.nargs() == 3 {
 		user = x.arg(1)
-	}
-	if x.s.cfg.RequirePass == "" && x.nargs() == 2 {
+	} else if x.s.acl.dflt.nopass {
 		x.err(msgAuthNoPassword)
 		return
 	}
-	if !x.s.checkPassword(user, pass) {
+	if !x.s.authenticate(x.c, user, pass) { // acl_server.go
 		x.err(msgWrongPass)
 		return
 	}
-	x.c.authed = true
 	x.ok()
-}
-
-// checkPassword accepts the default user with requirepass (any password when none).
-func (s *Server) checkPassword(user, pass string) bool {
-	if user != "default" {
-		return false
-	}
-	return s.cfg.RequirePass == "" || pass == s.cfg.RequirePass
 }
 
 // cmdHello answers HELLO [protover [AUTH user pass] [SETNAME name]] as Redis
@@ -112,11 +102,10 @@ func cmdHello(x *Ctx) {
 		case eqFold(x.args[i], "auth") && more >= 2:
 			x.redactArg(i + 1) // introspect.go
 			x.redactArg(i + 2)
-			if !x.s.checkPassword(x.arg(i+1), x.arg(i+2)) {
+			if !x.s.authenticate(x.c, x.arg(i+1), x.arg(i+2)) { // acl_server.go
 				x.err(msgWrongPass)
 				return
 			}
-			x.c.authed = true
 			i += 2
 		case eqFold(x.args[i], "setname") && more >= 1:
 			if !validClientName(x.arg(i + 1)) {
@@ -303,7 +292,8 @@ func cmdReset(x *Ctx) {
 	x.s.dropMonitor(x.c) // monitor.go
 	x.c.db = x.s.dbs[0]
 	x.c.name = ""
-	x.c.authed = x.s.cfg.RequirePass == ""
+	x.c.user = x.s.acl.dflt
+	x.c.authed = !x.s.acl.defaultNeedsAuth()
 	x.c.setProtocol(2)                             // the RESET reply itself goes out in RESP2, as Redis's
 	x.c.replyOff, x.c.replySkipNext = false, false // a pending SKIP still swallows this reply, as in Redis
 	x.w.Simple("RESET")

@@ -234,9 +234,11 @@ func (s *Server) configParams() map[string]func() string {
 	// pubsub_config.go
 	params["client-output-buffer-limit"] = func() string { return formatObufLimits(c.ObufLimits) }
 	params["notify-keyspace-events"] = func() string { return formatNotifyClasses(c.NotifyEvents) }
-	c.Enc.params(params)   // encoding.go
-	c.Repl.params(params)  // replication_config.go
-	c.Intro.params(params) // introspect_config.go
+	c.Enc.params(params)      // encoding.go
+	c.Repl.params(params)     // replication_config.go
+	c.Intro.params(params)    // introspect_config.go
+	s.aclConfigParams(params) // acl_server.go
+	s.tlsConfigParams(params) // tls.go
 	return params
 }
 
@@ -274,6 +276,9 @@ var runtimeSettable = map[string]bool{
 	"auto-aof-rewrite-percentage": true, "auto-aof-rewrite-min-size": true,
 	"set-max-intset-entries": true, "client-query-buffer-limit": true, "client-output-buffer-limit": true,
 	"notify-keyspace-events": true,
+	"acllog-max-len":         true, "acl-pubsub-default": true, // acl_server.go
+	"tls-cert-file": true, "tls-key-file": true, "tls-ca-cert-file": true, "tls-ca-cert-dir": true, // tls.go
+	"tls-auth-clients": true, "tls-replication": true, "tls-protocols": true,
 }
 
 // protectedConfigs are refused by CONFIG SET (enable-protected-configs is no).
@@ -347,6 +352,10 @@ func (x *Ctx) configSet() {
 			x.w.Errorf(msgConfigSetFailed, name, err.Error())
 			return
 		}
+	}
+	if msg := x.s.checkTLSConfig(next); msg != "" { // tls.go
+		x.w.Errorf(msgConfigSetFailed, names[0], msg)
+		return
 	}
 	x.s.applyConfig(next)
 	x.s.sampleMemory() // a new maxmemory applies from the next command (maxmemory.go)

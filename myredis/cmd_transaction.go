@@ -100,6 +100,9 @@ func cmdExec(x *Ctx) {
 	inner := &c.execX
 	for _, q := range m.cmds {
 		c.lastCmd = q.cmd.name
+		if !c.user.unrestricted && !s.aclCheckExec(c, q.cmd, q.args, x.w) { // acl_check.go
+			continue
+		}
 		*inner = Ctx{s: s, c: c, db: c.db, cmd: q.cmd, args: q.args, w: x.w, inMulti: true}
 		s.exec(inner)
 	}

@@ -46,6 +46,8 @@ type command struct {
 	// serves, when set, tells whether a client blocked in this command can be
 	// served from key now; one it refuses keeps its place in line (blocking).
 	serves func(db *DB, key string) bool
+	// acl is the command's ACL id, categories and key specs (acl_meta.go)
+	acl aclCmd
 }
 
 // subcommands builds a container's subcommand table from name -> arity.
@@ -205,6 +207,7 @@ var commandGroups = []func() []*command{
 	commandsFunctions,
 	commandsGeo,
 	commandsPubSub,
+	commandsACL,
 }
 
 // errUnknownCommand is Redis's reply to a command name it does not know. Like

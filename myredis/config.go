@@ -80,6 +80,10 @@ type Config struct {
 	ConfigFile string
 	// Intro are the slow log and latency monitor settings (introspect_config.go).
 	Intro IntrospectConfig
+	// ACL is aclfile, acllog-max-len, acl-pubsub-default, user lines (acl_server.go).
+	ACL aclConfig
+	// TLS is the tls-* settings (tls.go).
+	TLS TLSConfig
 }
 
 // queryBufferLimit is the effective client-query-buffer-limit.
@@ -278,7 +282,12 @@ func (c *Config) Set(name, val string) error {
 		}
 	case "active-expire-effort":
 		c.ActiveExpireEffort, err = intInRange(val, 1, 10)
+	case "aclfile", "acllog-max-len", "acl-pubsub-default":
+		_, err = c.setACL(strings.ToLower(name), val) // acl_server.go
 	default:
+		if ok, err := c.setTLS(strings.ToLower(name), val); ok { // tls.go
+			return err
+		}
 		c.initEncoding()
 		if err := c.Enc.set(name, val); err != errUnknownOption {
 			return err

@@ -200,6 +200,12 @@ func (c *Config) setDirective(name string, args []string) error {
 		return err
 	case "bind", "client-output-buffer-limit", "oom-score-adj-values", "replicaof", "slaveof":
 		return c.setOrBad(name, strings.Join(args, " "))
+	case "user": // ACL users, loaded at start (acl_server.go)
+		if len(args) < 1 {
+			return errBadDirective
+		}
+		c.ACL.Users = append(c.ACL.Users, args)
+		return nil
 	}
 	if len(args) != 1 {
 		if redisConfigNames[name] && c.isUnsupported(name) {

@@ -198,6 +198,9 @@ func (s *Server) call(c *Client, args [][]byte, w *Writer) {
 		s.reject(c, cmd, w, msgNoAuth)
 		return
 	}
+	if !c.user.unrestricted && !s.aclCheckCall(c, cmd, args, w) { // acl_check.go
+		return
+	}
 	if s.cfg.MaxMemory > 0 && c != s.repl.mc && refusedOnOOM(c, cmd) && s.overMaxmemory() { // maxmemory.go
 		s.reject(c, cmd, w, msgOOM)
 		return

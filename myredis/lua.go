@@ -445,6 +445,7 @@ type runningScript struct {
 func (e *luaEngine) invoke(x *Ctx, rs runningScript, readOnly bool, push func() int) {
 	s, L := e.s, e.L
 	e.client.db = x.db
+	e.client.user = x.c.user // redis.call runs with the caller's permissions
 	e.readOnly = readOnly
 	e.allowOOM = rs.allowOOM
 	e.wrote = false
@@ -736,6 +737,11 @@ func (s *Server) scriptCall(e *luaEngine, args [][]byte) ([]byte, string) {
 		return nil, msgLuaArity
 	case cmd.flags&flagNoScript != 0:
 		return nil, msgLuaNoScript
+	}
+	if !e.client.user.unrestricted { // acl_check.go
+		if msg := s.aclCheckScript(e.client, cmd, args); msg != "" {
+			return nil, msg
+		}
 	}
 	if cmd.flags&flagWrite != 0 {
 		if e.readOnly {

@@ -50,7 +50,7 @@ var errQueryBufLimit = errors.New("closing client that reached max query buffer 
 // callback, the active-expiry ticker); the executor updates them on CONFIG SET.
 type liveSettings struct {
 	maxBulk    atomic.Int64
-	hasPass    atomic.Bool // requirepass is set
+	hasPass    atomic.Bool // the default user needs a password (acl_server.go)
 	maxClients atomic.Int64
 	hz         atomic.Int64
 	luaLimitMs atomic.Int64 // lua-time-limit; <= 0: scripts are never busy
@@ -69,7 +69,6 @@ func (l *liveSettings) overQueryLimit(n int64) bool {
 
 func (l *liveSettings) set(cfg Config) {
 	l.maxBulk.Store(cfg.ProtoMaxBulkLen)
-	l.hasPass.Store(cfg.RequirePass != "")
 	l.maxClients.Store(int64(cfg.MaxClients))
 	l.hz.Store(int64(cfg.Hz))
 	l.luaLimitMs.Store(cfg.luaTimeLimit())

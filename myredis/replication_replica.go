@@ -154,6 +154,7 @@ func (s *Server) replicationSetMaster(host string, port int) {
 	rs.link = l
 	mc := newClient(s, nil)
 	mc.authed = true
+	mc.user = superuser // the master's stream is applied whatever the ACL rules (acl_server.go)
 	rs.mc = mc
 	rs.ackOff.Store(rs.offset)
 	s.startReplCron()

@@ -76,6 +76,8 @@ type Server struct {
 	rdb         *rdbState // RDB saves (rdb_file.go)
 	bgsave      *bgsave   // a running BGSAVE (rdb_bgsave.go)
 
+	acl    *aclState    // users, the ACL log (acl.go); executor-owned
+	tls    *tlsState    // the tls-port listener (tls.go), guarded by mu
 	live   liveSettings // settings read off the executor
 	expire expireCycle  // active expiry's state (expire.go)
 	replID string       // INFO replication's master_replid, random per run
@@ -126,6 +128,7 @@ func New(cfg Config, opts ...Option) *Server {
 		o(s)
 	}
 	s.table = buildCommandTable()
+	s.acl = newACLState(s.table) // acl.go
 	s.dbs = make([]*DB, cfg.Databases)
 	for i := range s.dbs {
 		s.dbs[i] = newDB(s, i)
@@ -135,6 +138,7 @@ func New(cfg Config, opts ...Option) *Server {
 	s.replID = randomHex(40)
 	s.runID = randomHex(40)
 	s.live.set(cfg)
+	s.initACL() // acl_server.go: requirepass, then the default user's state
 	s.scriptGuard.init(&s.live.luaLimitMs, s.quit)
 	s.configHooks = append(s.configHooks, func(_, next Config) { s.live.set(next) })
 	s.initIntrospection()
@@ -157,6 +161,12 @@ func (s *Server) nowMs() int64 {
 
 // ListenAndServe listens on cfg.Bind:cfg.Port and serves until Close.
 func (s *Server) ListenAndServe() error {
+	if err := s.ListenTLS(); err != nil { // tls.go
+		return err
+	}
+	if s.cfg.Port == 0 && s.cfg.TLS.Port != 0 { // port 0: TLS only, as Redis
+		return s.serveWithoutTCP()
+	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(s.cfg.Bind, strconv.Itoa(s.cfg.Port)))
 	if err != nil {
 		return err
@@ -216,6 +226,7 @@ func (s *Server) Close() error {
 		err = rc.Close()
 		ln.Close() // in case redcon had not started accepting yet
 	}
+	s.closeTLS()          // tls.go
 	s.scriptGuard.abort() // a script that never ends would hold the executor
 	s.submit(func() {})   // let in-flight jobs finish
 	for _, h := range s.closeHooks {

@@ -90,6 +90,9 @@ func (s *Server) closeIdleClients() {
 // socketFD is the descriptor of an accepted TCP socket (CLIENT LIST fd), -1 if
 // there is none.
 func socketFD(c net.Conn) int {
+	if u, ok := c.(interface{ NetConn() net.Conn }); ok { // a TLS connection (tls.go)
+		c = u.NetConn()
+	}
 	sc, ok := c.(syscall.Conn)
 	if !ok {
 		return -1

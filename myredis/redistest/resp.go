@@ -46,6 +46,13 @@ func DialErr(addr string) (*Conn, error) {
 	return &Conn{nc: nc, rd: newReader(nc)}, nil
 }
 
+// Wrap makes a Conn of an open connection (a TLS one); it is closed when the
+// test ends.
+func Wrap(t testing.TB, nc net.Conn) *Conn {
+	t.Cleanup(func() { nc.Close() })
+	return &Conn{t: t, nc: nc, rd: newReader(nc)}
+}
+
 // NetConn is the underlying connection.
 func (c *Conn) NetConn() net.Conn { return c.nc }
 
