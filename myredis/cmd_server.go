@@ -233,7 +233,8 @@ func (s *Server) configParams() map[string]func() string {
 	}
 	// pubsub_config.go
 	params["client-output-buffer-limit"] = func() string { return formatObufLimits(c.ObufLimits) }
-	c.Enc.params(params) // encoding.go
+	c.Enc.params(params)     // encoding.go
+	c.evictionParams(params) // evict.go
 	return params
 }
 
@@ -268,6 +269,7 @@ var runtimeSettable = map[string]bool{
 	"appendfsync": true, "save": true, "proto-max-bulk-len": true, "maxmemory": true, "timeout": true,
 	"lua-time-limit": true, "busy-reply-threshold": true, "hll-sparse-max-bytes": true, "active-expire-effort": true,
 	"maxmemory-policy": true, "tcp-keepalive": true,
+	"maxmemory-samples": true, "maxmemory-eviction-tenacity": true, "lfu-log-factor": true, "lfu-decay-time": true,
 	"auto-aof-rewrite-percentage": true, "auto-aof-rewrite-min-size": true,
 	"set-max-intset-entries": true, "client-query-buffer-limit": true, "client-output-buffer-limit": true,
 }
@@ -344,7 +346,6 @@ func (x *Ctx) configSet() {
 		}
 	}
 	x.s.applyConfig(next)
-	x.s.sampleMemory() // a new maxmemory applies from the next command (maxmemory.go)
 	x.ok()
 }
 
@@ -494,26 +495,7 @@ func infoClients(s *Server) [][2]string {
 	}
 }
 
-func infoMemory(s *Server) [][2]string {
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	s.notePeak(m.HeapAlloc) // stats.go
-	rss := processRSS()
-	return append([][2]string{
-		{"used_memory", itoa(int64(m.HeapAlloc))},
-		{"used_memory_human", humanBytes(m.HeapAlloc)},
-		{"used_memory_rss", itoa(int64(rss))},
-		{"used_memory_rss_human", humanBytes(rss)},
-		{"used_memory_peak", itoa(int64(s.estats.peakMemory))},
-		{"used_memory_peak_human", humanBytes(s.estats.peakMemory)},
-		{"maxmemory", strconv.FormatUint(s.cfg.MaxMemory, 10)},
-		{"maxmemory_human", humanBytes(s.cfg.MaxMemory)},
-		{"maxmemory_policy", s.cfg.MaxMemPolicy},
-		{"mem_fragmentation_ratio", fmt.Sprintf("%.2f", float64(rss)/float64(max(m.HeapAlloc, 1)))},
-		{"mem_fragmentation_bytes", itoa(int64(rss) - int64(m.HeapAlloc))},
-		{"mem_allocator", "go"},
-	}, s.scriptsInfo()...)
-}
+func infoMemory(s *Server) [][2]string { return s.memoryInfo() } // memory.go
 
 func humanBytes(n uint64) string {
 	switch {
@@ -550,7 +532,7 @@ func infoStats(s *Server) [][2]string {
 		{"instantaneous_output_kbps", fmt.Sprintf("%.2f", float64(s.estats.outSamples.perSec())/1024)},
 		{"rejected_connections", itoa(s.stats.rejectedConns.Load())},
 		{"expired_keys", itoa(s.stats.expiredKeys)},
-		{"evicted_keys", "0"}, // no eviction yet: maxmemory is stored, not enforced
+		{"evicted_keys", itoa(s.stats.evictedKeys)},
 		{"keyspace_hits", itoa(s.stats.keyspaceHits)},
 		{"keyspace_misses", itoa(s.stats.keyspaceMisses)},
 		{"total_error_replies", itoa(s.estats.errorReplies)},

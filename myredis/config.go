@@ -72,6 +72,9 @@ type Config struct {
 	// Enc are the encoding settings (hash-max-listpack-entries, ...: encoding.go).
 	Enc     EncodingLimits
 	encInit bool // Enc holds at least the defaults
+	// Evict are maxmemory-samples and the like (evict.go).
+	Evict     EvictionSettings
+	evictInit bool
 }
 
 // queryBufferLimit is the effective client-query-buffer-limit.
@@ -160,6 +163,7 @@ func (c *Config) fillDefaults() {
 		c.ActiveExpireEffort = 1
 	}
 	c.initEncoding()
+	c.initEviction() // evict.go
 	c.initObuf()
 	if !c.keepAliveSet {
 		c.TCPKeepAlive = 300
@@ -270,6 +274,9 @@ func (c *Config) Set(name, val string) error {
 	case "active-expire-effort":
 		c.ActiveExpireEffort, err = intInRange(val, 1, 10)
 	default:
+		if err, ok := c.setEviction(name, val); ok { // evict.go
+			return err
+		}
 		c.initEncoding()
 		if err := c.Enc.set(name, val); err != errUnknownOption {
 			return err

@@ -191,7 +191,7 @@ func (s *Server) call(c *Client, args [][]byte, w *Writer) {
 		s.reject(c, cmd, w, msgNoAuth)
 		return
 	}
-	if s.cfg.MaxMemory > 0 && refusedOnOOM(c, cmd) && s.overMaxmemory() { // maxmemory.go
+	if s.cfg.MaxMemory > 0 && s.maxmemoryRefuses(c, cmd) { // maxmemory.go
 		s.reject(c, cmd, w, msgOOM)
 		return
 	}
@@ -231,6 +231,9 @@ func (s *Server) exec(x *Ctx) {
 		start = time.Now()
 	}
 	x.cmd.fn(x)
+	if len(s.remeasure) > 0 { // values changed in place (memory.go)
+		s.remeasureNow()
+	}
 	s.stats.commands++ // as Redis: executed commands only, counted after they ran
 	// commandstats (stats.go); a command that blocked counts when it is served
 	if x.c.blocked == nil || x.inMulti || x.inScript {

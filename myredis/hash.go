@@ -33,6 +33,7 @@ type hashValue struct {
 	nextSeq uint64          // sequence number of the next added field; starts at 1
 	big     bool            // has outgrown Redis's listpack limits (sticky, as Redis's conversion)
 	lim     *EncodingLimits // the server's hash-max-listpack-* (nil: Redis's defaults)
+	bytes   int64           // the fields' and values' bytes (memUsage)
 }
 
 type hashSlot struct {
@@ -61,6 +62,15 @@ func (h *hashValue) typeName() string { return "hash" }
 // Len is the number of fields.
 func (h *hashValue) Len() int { return len(h.index) }
 
+// memUsage is what Redis would allocate for the hash (memory.go): a listpack
+// of fields and values while small, a dict of sds pairs beyond. O(1).
+func (h *hashValue) memUsage(*EncodingLimits) int64 {
+	if !h.big {
+		return robjBytes + listpackMem(2*h.Len(), h.bytes)
+	}
+	return robjBytes + hashtableMem(h.Len(), h.bytes, true)
+}
+
 // get returns field's value. Looking up with a []byte converted in the map index
 // expression does not allocate.
 func (h *hashValue) get(field []byte) ([]byte, bool) {
@@ -79,9 +89,11 @@ func (h *hashValue) set(field, val []byte) (added bool) {
 		h.big = true
 	}
 	if i, ok := h.index[string(field)]; ok {
+		h.bytes += int64(len(val) - len(h.slots[i].val))
 		h.slots[i].val = val
 		return false
 	}
+	h.bytes += int64(len(field) + len(val))
 	f := string(field)
 	h.index[f] = len(h.slots)
 	h.slots = append(h.slots, hashSlot{field: f, val: val, seq: h.nextSeq})
@@ -99,6 +111,7 @@ func (h *hashValue) del(field []byte) bool {
 		return false
 	}
 	delete(h.index, string(field))
+	h.bytes -= int64(len(field) + len(h.slots[i].val))
 	h.slots[i] = hashSlot{seq: h.slots[i].seq, hole: true}
 	h.holes++
 	for n := len(h.slots); n > 0 && h.slots[n-1].hole; n-- { // trailing holes go at once

@@ -95,6 +95,10 @@ func (n *zNode) size() int {
 type ztree struct {
 	root *zNode
 	n    int
+	// bytes are the members' bytes and maxLen the longest member ever added
+	// (Redis's listpack-to-skiplist conversion is for good): zset.memUsage.
+	bytes  int64
+	maxLen int
 }
 
 func (t *ztree) len() int { return t.n }
@@ -128,6 +132,8 @@ func (t *ztree) insert(it zItem) {
 		}
 	}
 	t.n++
+	t.bytes += int64(len(it.member))
+	t.maxLen = max(t.maxLen, len(it.member))
 }
 
 // Which edges of the tree a node lies on: the first and the last leaf are
@@ -309,6 +315,7 @@ func (t *ztree) search(past func(zItem) bool) int {
 func (t *ztree) deleteAt(i int) zItem {
 	it := t.root.deleteAt(i)
 	t.n--
+	t.bytes -= int64(len(it.member))
 	for !t.root.leaf() && len(t.root.kids) == 1 {
 		t.root = t.root.kids[0]
 	}
@@ -517,6 +524,19 @@ func (z *zset) Add(member string, score float64) (added bool) {
 	z.tree.insert(it)
 	z.scores[it.member] = score
 	return false
+}
+
+// memUsage is what Redis would allocate for the sorted set (memory.go): a
+// listpack of members and scores while within zset-max-listpack-entries and
+// -value, else a dict plus a skiplist (a node of about 1.33 levels and an sds
+// member per element). O(1).
+func (z *zset) memUsage(l *EncodingLimits) int64 {
+	n := z.tree.n
+	if int64(n) <= l.ZSetEntries && int64(z.tree.maxLen) <= l.ZSetValue {
+		return robjBytes + listpackMem(2*n, z.tree.bytes+int64(n)*4)
+	}
+	skiplistNode := jemallocSize(32 + 16*4/3)
+	return robjBytes + hashtableMem(n, z.tree.bytes, false) + 32 + int64(n)*skiplistNode
 }
 
 // Remove deletes member and reports whether it was there (ZREM).
