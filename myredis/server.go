@@ -57,6 +57,7 @@ type Server struct {
 	remeasure    []pendingSize                // entries to measure after the command (memory.go)
 	ev           evictState                   // eviction (evict.go)
 	goMemLimit   goMemLimit                   // GOMEMLIMIT tied to maxmemory (maxmemory.go)
+	trims        atomic.Int64                 // times memory was returned after traffic (memtrim.go)
 	beforeSwapDB func(db1, db2 *DB)           // during an AOF rewrite: SWAPDB is about to run
 	functionsPtr atomic.Pointer[functionLibs] // FUNCTION LOAD's libraries (functions.go)
 	lua          *luaEngine                   // created by the first script
@@ -182,6 +183,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	s.mu.Unlock()
 	go s.activeExpireLoop()
 	go s.clientsCron()
+	go s.trimLoop()
 	err := rc.Serve(guardListener{ln, &s.live, &s.net})
 	if errors.Is(err, net.ErrClosed) {
 		return nil
