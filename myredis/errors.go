@@ -198,6 +198,18 @@ const (
 // maxmemory (maxmemory.go).
 const msgOOM = "OOM command not allowed when used memory > 'maxmemory'."
 
+// Replication (replication*.go) and CLIENT KILL (client_kill.go).
+const (
+	msgReadOnlyReplica    = "READONLY You can't write against a read only replica."
+	msgNoSuchClient       = "ERR No such client"
+	msgClientIDPositive   = "ERR client-id should be greater than 0"
+	msgInvalidMasterPort  = "ERR Invalid master port"
+	msgReplicaofByReplica = "ERR Command is not valid when client is a replica."
+	msgWaitOnReplica      = "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated."
+	msgSyncNoMasterLink   = "NOMASTERLINK Can't SYNC while not connected with my master"
+	msgTimeoutNotInt      = "ERR timeout is not an integer or out of range"
+)
+
 // Pub/sub (cmd_pubsub.go) and client-output-buffer-limit.
 const (
 	msgPubSubContext    = "ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"

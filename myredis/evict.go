@@ -196,7 +196,8 @@ func (s *Server) setLRUOrLFU(e *entry, idleSec, freq int64) {
 // on) or evictFail (over the limit with nothing to evict).
 func (s *Server) performEvictions() int {
 	limit := int64(s.cfg.MaxMemory)
-	if limit == 0 || s.loading || s.par.on || s.usedMemoryNow() <= limit {
+	// a replica leaves eviction to its master (replica-ignore-maxmemory yes)
+	if limit == 0 || s.loading || s.par.on || s.isReplica() || s.usedMemoryNow() <= limit {
 		return evictOK
 	}
 	if s.ev.policy&evictNone != 0 {

@@ -95,8 +95,8 @@ func TestMaxmemoryScripts(t *testing.T) {
 	})
 }
 
-// infoField reads one INFO field as an integer.
-func infoField(t *testing.T, c *redistest.Conn, name string) int64 {
+// infoInt reads one INFO field as an integer.
+func infoInt(t *testing.T, c *redistest.Conn, name string) int64 {
 	t.Helper()
 	info := c.Do("INFO", "all")
 	for _, line := range strings.Split(info, "\r\n") {
@@ -120,14 +120,14 @@ func TestEvictionHonoursTheLimit(t *testing.T) {
 	fill := func(policy string, write func(i int) []string) (limit int64, numkeys int) {
 		mustDo(t, c, ok, "FLUSHALL")
 		mustDo(t, c, ok, "CONFIG", "SET", "maxmemory", "0")
-		limit = infoField(t, c, "used_memory") + 100*1024
+		limit = infoInt(t, c, "used_memory") + 100*1024
 		mustDo(t, c, ok, "CONFIG", "SET", "maxmemory", strconv.FormatInt(limit, 10), "maxmemory-policy", policy)
 		for {
 			if r := c.Do(write(numkeys)...); r != ok {
 				t.Fatalf("%s: filling: %q", policy, r)
 			}
 			numkeys++
-			if infoField(t, c, "used_memory")+4096 > limit {
+			if infoInt(t, c, "used_memory")+4096 > limit {
 				break
 			}
 		}
@@ -143,10 +143,10 @@ func TestEvictionHonoursTheLimit(t *testing.T) {
 		for i := range n {
 			c.Do("SETEX", "more:"+strconv.Itoa(i), "10000", "x")
 		}
-		if used := infoField(t, c, "used_memory"); used >= limit+4096 {
+		if used := infoInt(t, c, "used_memory"); used >= limit+4096 {
 			t.Errorf("%s: used_memory %d over the limit %d", policy, used, limit)
 		}
-		if infoField(t, c, "evicted_keys") == 0 {
+		if infoInt(t, c, "evicted_keys") == 0 {
 			t.Errorf("%s: nothing evicted", policy)
 		}
 	}
@@ -159,7 +159,7 @@ func TestEvictionHonoursTheLimit(t *testing.T) {
 			}
 		}
 		if strings.HasPrefix(policy, "allkeys-") {
-			if used := infoField(t, c, "used_memory"); used >= limit+4096 || refused > 0 {
+			if used := infoInt(t, c, "used_memory"); used >= limit+4096 || refused > 0 {
 				t.Errorf("%s: used_memory %d (limit %d), %d writes refused", policy, used, limit, refused)
 			}
 		} else if refused == 0 {
@@ -176,7 +176,7 @@ func TestEvictionHonoursTheLimit(t *testing.T) {
 		for i := range n {
 			c.Do("SETEX", "foo:"+strconv.Itoa(i), "10000", "x")
 		}
-		if used := infoField(t, c, "used_memory"); used >= limit+4096 {
+		if used := infoInt(t, c, "used_memory"); used >= limit+4096 {
 			t.Errorf("%s: used_memory %d over the limit %d", policy, used, limit)
 		}
 		for i := 0; i < n; i += 2 {
@@ -196,7 +196,7 @@ func TestEvictionLRUKeepsTheHotKeys(t *testing.T) {
 	for i := range 200 {
 		mustDo(t, c, ok, "SET", "old:"+strconv.Itoa(i), value)
 	}
-	used := infoField(t, c, "used_memory")
+	used := infoInt(t, c, "used_memory")
 	mustDo(t, c, ok, "CONFIG", "SET", "maxmemory", strconv.FormatInt(used, 10), "maxmemory-policy", "allkeys-lru")
 	for i := range 2000 {
 		if i%10 == 0 {
@@ -263,12 +263,12 @@ func TestEvictionOnConfigSet(t *testing.T) {
 	}
 	mustDo(t, c, ok, "CONFIG", "SET", "maxmemory-policy", "allkeys-random", "maxmemory", "1")
 	mustDo(t, c, num(0), "DBSIZE")
-	if n := infoField(t, c, "evicted_keys"); n != 50 {
+	if n := infoInt(t, c, "evicted_keys"); n != 50 {
 		t.Fatalf("evicted_keys %d, want 50", n)
 	}
 	mustDo(t, c, oom, "SET", "x", "y")
 	mustDo(t, c, ok, "CONFIG", "RESETSTAT")
-	if n := infoField(t, c, "evicted_keys"); n != 0 {
+	if n := infoInt(t, c, "evicted_keys"); n != 0 {
 		t.Fatalf("evicted_keys %d after RESETSTAT", n)
 	}
 	mustDo(t, c, ok, "CONFIG", "SET", "maxmemory", "0")

@@ -83,6 +83,7 @@ type Server struct {
 	live   liveSettings // settings read off the executor
 	expire expireCycle  // active expiry's state (expire.go)
 	replID string       // INFO replication's master_replid, random per run
+	repl   replication  // replication, both sides (replication*.go)
 
 	stopping atomic.Bool   // SHUTDOWN or Close: batches not yet started never run
 	stopped  chan struct{} // closed when Close has finished
@@ -249,8 +250,8 @@ func (s *Server) accept(conn redcon.Conn) bool {
 
 func (s *Server) closed(conn redcon.Conn, err error) {
 	c, _ := conn.Context().(*Client)
-	if c == nil {
-		return
+	if c == nil || (c.replica != nil && c.replica.attached) {
+		return // a replica's socket was detached: replication.go frees it
 	}
 	s.mu.Lock()
 	delete(s.clients, c.id)
@@ -302,6 +303,10 @@ func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
 				return
 			}
 			<-c.done
+		}
+		if c.replica != nil && c.replica.attached { // SYNC or PSYNC made it a replica
+			s.detachReplica(c, conn) // replication.go
+			return
 		}
 		if overOutputLimit(&s.live, c, c.out.Len(), s.clock.Now) { // replybuf.go
 			s.log.Warn("client closed for overcoming of output buffer limits", "id", c.id, "class", "normal", "bytes", c.out.Len())
