@@ -189,7 +189,9 @@ func TestEvictionHonoursTheLimit(t *testing.T) {
 }
 
 // TestEvictionLRUKeepsTheHotKeys: under allkeys-lru, keys read again and again
-// survive a flood of new keys that evicts most of the old ones.
+// survive a flood of new keys that evicts the old ones. The LRU is sampled, as
+// Redis's: a hot key may go now and then (it is written again then), so the
+// test asserts proportions.
 func TestEvictionLRUKeepsTheHotKeys(t *testing.T) {
 	c, clk, _ := start(t)
 	value := strings.Repeat("v", 1000)
@@ -198,17 +200,18 @@ func TestEvictionLRUKeepsTheHotKeys(t *testing.T) {
 	}
 	used := infoInt(t, c, "used_memory")
 	mustDo(t, c, ok, "CONFIG", "SET", "maxmemory", strconv.FormatInt(used, 10), "maxmemory-policy", "allkeys-lru")
+	hotLost := 0
 	for i := range 2000 {
 		if i%10 == 0 {
 			clk.Advance(time.Second) // the LRU clock counts seconds
 			for h := range 20 {      // the hot set: old:0..old:19
-				mustDo(t, c, bulk(value), "GET", "old:"+strconv.Itoa(h))
+				if c.Do("GET", "old:"+strconv.Itoa(h)) != bulk(value) {
+					hotLost++
+					mustDo(t, c, ok, "SET", "old:"+strconv.Itoa(h), value)
+				}
 			}
 		}
 		mustDo(t, c, ok, "SET", "new:"+strconv.Itoa(i), value)
-	}
-	for h := range 20 {
-		mustDo(t, c, num(1), "EXISTS", "old:"+strconv.Itoa(h))
 	}
 	cold := 0
 	for i := 20; i < 200; i++ {
@@ -216,8 +219,13 @@ func TestEvictionLRUKeepsTheHotKeys(t *testing.T) {
 			cold++
 		}
 	}
-	if cold > 18 {
-		t.Errorf("%d of 180 cold keys survived", cold)
+	// 4000 reads of 20 hot keys: Redis's sampling (5 keys, a pool of 16) loses
+	// well under 1% of them; the cold keys are all gone after 10 times their number
+	if hotLost > 20 || cold > 9 {
+		t.Errorf("hot keys lost %d times in 4000 reads; %d of 180 cold keys survived", hotLost, cold)
+	}
+	if n := infoInt(t, c, "evicted_keys"); n < 1900 {
+		t.Errorf("evicted_keys %d, want about 2000", n)
 	}
 }
 
