@@ -91,6 +91,7 @@ func (db *DB) expireIfNeeded(key string) bool {
 	}
 	db.remove(key)
 	db.s.stats.expiredKeys++
+	db.notify(notifyExpired, "expired", key)
 	db.s.propagateExpired(db, key)
 	return true
 }
@@ -116,6 +117,7 @@ func (db *DB) insert(key string, val any) {
 	db.keys = append(db.keys, key)
 	db.measure(e, key) // memory.go
 	db.touch(key)
+	db.notify(notifyNew, "new", key)
 }
 
 // set stores val under key, replacing any value and dropping its TTL unless keepTTL.

@@ -250,12 +250,12 @@ func (s *Server) evictionTask() {
 	s.performEvictions() // queues itself again while time runs out
 }
 
-// evictKey deletes key as an eviction: DEL to the AOF, evicted_keys, and
-// WATCHers told. Every eviction goes through here (the place for the
-// keyspace event "evicted").
+// evictKey deletes key as an eviction: DEL to the AOF, evicted_keys, the
+// keyspace event "evicted", WATCHers told. Every eviction goes through here.
 func (s *Server) evictKey(db *DB, key string) {
 	db.remove(key)
 	s.stats.evictedKeys++
+	db.notify(notifyEvicted, "evicted", key) // notify.go
 	s.propagate(db, [][]byte{[]byte("DEL"), []byte(key)})
 }
 

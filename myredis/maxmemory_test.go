@@ -282,3 +282,19 @@ func TestEvictionOnConfigSet(t *testing.T) {
 	mustDo(t, c, ok, "CONFIG", "SET", "maxmemory", "0")
 	mustDo(t, c, ok, "SET", "x", "y")
 }
+
+// TestEvictionNotifies: an evicted key publishes the keyspace event "evicted".
+func TestEvictionNotifies(t *testing.T) {
+	c, _, addr := start(t)
+	sub := redistest.Dial(t, addr)
+	mustDo(t, c, ok, "CONFIG", "SET", "notify-keyspace-events", "Ee")
+	mustDo(t, sub, "*3\r\n$9\r\nsubscribe\r\n$22\r\n__keyevent@0__:evicted\r\n:1\r\n", "SUBSCRIBE", "__keyevent@0__:evicted")
+	mustDo(t, c, ok, "SET", "k", "v")
+	mustDo(t, c, ok, "CONFIG", "SET", "maxmemory-policy", "allkeys-lru", "maxmemory", "1")
+	mustDo(t, c, num(0), "DBSIZE")
+	want := "*3\r\n$7\r\nmessage\r\n$22\r\n__keyevent@0__:evicted\r\n$1\r\nk\r\n"
+	if got, err := sub.Read(); got != want {
+		t.Fatalf("evicted event: %q (%v), want %q", got, err, want)
+	}
+	mustDo(t, c, ok, "CONFIG", "SET", "maxmemory", "0", "maxmemory-policy", "noeviction")
+}
