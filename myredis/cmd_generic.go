@@ -76,6 +76,7 @@ func (x *Ctx) lookupNoTouch(key string) *entry {
 	e := x.db.peek(key)
 	if e == nil {
 		x.s.stats.keyspaceMisses++
+		x.notify(notifyKeyMiss, "keymiss", key)
 	} else {
 		x.s.stats.keyspaceHits++
 	}
