@@ -81,6 +81,8 @@ type Config struct {
 	// Evict are maxmemory-samples and the like (evict.go).
 	Evict     EvictionSettings
 	evictInit bool
+	// Intro are the slow log and latency monitor settings (introspect_config.go).
+	Intro IntrospectConfig
 }
 
 // queryBufferLimit is the effective client-query-buffer-limit.
@@ -171,6 +173,7 @@ func (c *Config) fillDefaults() {
 	c.initEncoding()
 	c.initEviction() // evict.go
 	c.initObuf()
+	c.initIntrospect()
 	if !c.keepAliveSet {
 		c.TCPKeepAlive = 300
 	}

@@ -91,6 +91,8 @@ type Server struct {
 	estats execStats   // INFO commandstats, errorstats, rates, peak (stats.go)
 	net    netCounters // total_net_input_bytes / output, from connection goroutines
 	runID  string      // INFO run_id, random per run
+
+	intro introspection // slow log, latency monitor, MONITOR (introspect.go)
 }
 
 // stats are INFO's counters, owned by the executor (rejectedConns excepted).
@@ -143,6 +145,7 @@ func New(cfg Config, opts ...Option) *Server {
 	s.applyEvictionConfig(cfg) // evict.go
 	s.tieGoMemoryLimit(cfg.MaxMemory)
 	s.configHooks = append(s.configHooks, s.maxmemoryChanged)
+	s.initIntrospection()
 	if cfg.Workers > 1 { // demonstration mode, see workers.go
 		s.startWorkers(cfg.Workers)
 	} else {
@@ -268,6 +271,7 @@ func (s *Server) forgetClient(c *Client) {
 	s.unwatchAll(c)
 	s.unblock(c)
 	s.dropSubscriptions(c)
+	s.dropMonitor(c) // monitor.go
 }
 
 // handle runs on the connection goroutine for the first command of each pipelined
