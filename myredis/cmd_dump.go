@@ -157,8 +157,8 @@ func (x *Ctx) restore(key string, val any, ttl int64, o restoreOpts) {
 		return
 	}
 	x.db.add(key, val)
-	if e := x.db.dict[key]; e != nil && o.idle >= 0 {
-		e.access = x.s.lruClock.Load() - o.idle*1000 // OBJECT IDLETIME answers it
+	if e := x.db.dict[key]; e != nil {
+		x.s.setLRUOrLFU(e, o.idle, o.freq) // evict.go
 	}
 	x.dirty(1)
 	if ttl > 0 {

@@ -49,7 +49,7 @@ func cmdDel(x *Ctx) {
 func cmdExists(x *Ctx) {
 	n := 0
 	for _, k := range x.args[1:] {
-		if x.lookupRead(string(k)) != nil {
+		if x.lookupNoTouch(string(k)) != nil {
 			n++
 		}
 	}
@@ -67,8 +67,24 @@ func typeName(e *entry) string {
 	return "none"
 }
 
+// lookupNoTouch is lookupRead without recording an access (the LRU/LFU field,
+// evict.go), as Redis's LOOKUP_NOTOUCH for EXISTS, TYPE and TTL.
+func (x *Ctx) lookupNoTouch(key string) *entry {
+	if x.s.par.on { // --workers mode: one lock per primitive (workers.go)
+		defer x.s.par.hold()()
+	}
+	e := x.db.peek(key)
+	if e == nil {
+		x.s.stats.keyspaceMisses++
+		x.notify(notifyKeyMiss, "keymiss", key)
+	} else {
+		x.s.stats.keyspaceHits++
+	}
+	return e
+}
+
 func cmdType(x *Ctx) {
-	e := x.lookupRead(x.arg(1))
+	e := x.lookupNoTouch(x.arg(1))
 	if e == nil {
 		x.w.Simple("none")
 		return
@@ -162,7 +178,7 @@ func expireCmd(unit int64, absolute bool) func(*Ctx) {
 func ttlCmd(ms, absolute bool) func(*Ctx) {
 	return func(x *Ctx) {
 		key := x.arg(1)
-		if x.lookupRead(key) == nil {
+		if x.lookupNoTouch(key) == nil {
 			x.w.Int(-2)
 			return
 		}

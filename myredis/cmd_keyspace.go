@@ -23,6 +23,7 @@ func commandsKeyspace() []*command {
 const (
 	msgSameObject   = "ERR source and destination objects are the same"
 	msgLFUNotPolicy = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
+	msgLFUPolicy    = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
 	msgSwapdbFirst  = "ERR invalid first DB index"
 	msgSwapdbSecond = "ERR invalid second DB index"
 )
@@ -110,20 +111,28 @@ func cmdObject(x *Ctx) {
 	switch sub {
 	case "encoding":
 		x.w.BulkString(x.s.encodingOf(e.val))
-	case "freq":
-		// MyRedis has no maxmemory policy: no LFU counter, as Redis without one.
-		x.err(msgLFUNotPolicy)
+	case "freq": // evict.go
+		if !x.s.ev.lfu {
+			x.err(msgLFUNotPolicy)
+			return
+		}
+		x.w.Int(int64(x.s.lfuDecr(e)))
 	case "idletime":
-		x.w.Int(max(x.s.lruClockMs()-e.access, 0) / 1000)
+		if x.s.ev.lfu {
+			x.err(msgLFUPolicy)
+			return
+		}
+		x.w.Int(int64(x.s.idleMs(e) / 1000))
 	case "refcount":
-		x.w.Int(refcount(e.val))
+		x.w.Int(refcount(e.val, x.s.ev.sharedInts))
 	}
 }
 
 // refcount is what Redis answers for a value it has just stored: integers 0..9999
-// are shared objects (refcount INT_MAX), anything else has one reference.
-func refcount(val any) int64 {
-	if b, ok := val.([]byte); ok && len(b) <= 4 {
+// are shared objects (refcount INT_MAX) unless an LRU or LFU policy with
+// maxmemory needs a field per key, anything else has one reference.
+func refcount(val any, sharedInts bool) int64 {
+	if b, ok := val.([]byte); ok && len(b) <= 4 && sharedInts {
 		if n, ok := parseRedisInt(b); ok && n >= 0 && n < 10000 {
 			return 2147483647
 		}
@@ -262,6 +271,7 @@ func (db *DB) swapData(o *DB) {
 	db.dict, o.dict = o.dict, db.dict
 	db.keys, o.keys = o.keys, db.keys
 	db.expires, o.expires = o.expires, db.expires
+	db.used, o.used = o.used, db.used // memory.go
 	for _, d := range []*DB{db, o} {
 		for key := range d.watchers {
 			d.touch(key)
@@ -285,9 +295,6 @@ func cmdTouch(x *Ctx) {
 	}
 	x.w.Int(int64(n))
 }
-
-// lruClockMs is the time OBJECT IDLETIME measures from.
-func (s *Server) lruClockMs() int64 { return s.clock.Now().UnixMilli() }
 
 // crossDBKeys are the keys a command changes in a database other than the
 // client's (COPY ... DB n, MOVE), for the AOF rewrite's copy-on-write.

@@ -237,6 +237,7 @@ func (s *Server) configParams() map[string]func() string {
 	c.Enc.params(params)      // encoding.go
 	c.Repl.params(params)     // replication_config.go
 	c.Intro.params(params)    // introspect_config.go
+	c.evictionParams(params)  // evict.go
 	s.aclConfigParams(params) // acl_server.go
 	s.tlsConfigParams(params) // tls.go
 	return params
@@ -273,6 +274,7 @@ var runtimeSettable = map[string]bool{
 	"appendfsync": true, "save": true, "proto-max-bulk-len": true, "maxmemory": true, "timeout": true,
 	"lua-time-limit": true, "busy-reply-threshold": true, "hll-sparse-max-bytes": true, "active-expire-effort": true,
 	"maxmemory-policy": true, "tcp-keepalive": true,
+	"maxmemory-samples": true, "maxmemory-eviction-tenacity": true, "lfu-log-factor": true, "lfu-decay-time": true,
 	"auto-aof-rewrite-percentage": true, "auto-aof-rewrite-min-size": true,
 	"set-max-intset-entries": true, "client-query-buffer-limit": true, "client-output-buffer-limit": true,
 	"notify-keyspace-events": true,
@@ -358,7 +360,6 @@ func (x *Ctx) configSet() {
 		return
 	}
 	x.s.applyConfig(next)
-	x.s.sampleMemory() // a new maxmemory applies from the next command (maxmemory.go)
 	x.ok()
 }
 
@@ -492,26 +493,7 @@ func infoClients(s *Server) [][2]string {
 	}
 }
 
-func infoMemory(s *Server) [][2]string {
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	s.notePeak(m.HeapAlloc) // stats.go
-	rss := processRSS()
-	return append([][2]string{
-		{"used_memory", itoa(int64(m.HeapAlloc))},
-		{"used_memory_human", humanBytes(m.HeapAlloc)},
-		{"used_memory_rss", itoa(int64(rss))},
-		{"used_memory_rss_human", humanBytes(rss)},
-		{"used_memory_peak", itoa(int64(s.estats.peakMemory))},
-		{"used_memory_peak_human", humanBytes(s.estats.peakMemory)},
-		{"maxmemory", strconv.FormatUint(s.cfg.MaxMemory, 10)},
-		{"maxmemory_human", humanBytes(s.cfg.MaxMemory)},
-		{"maxmemory_policy", s.cfg.MaxMemPolicy},
-		{"mem_fragmentation_ratio", fmt.Sprintf("%.2f", float64(rss)/float64(max(m.HeapAlloc, 1)))},
-		{"mem_fragmentation_bytes", itoa(int64(rss) - int64(m.HeapAlloc))},
-		{"mem_allocator", "go"},
-	}, s.scriptsInfo()...)
-}
+func infoMemory(s *Server) [][2]string { return s.memoryInfo() } // memory.go
 
 func humanBytes(n uint64) string {
 	switch {
@@ -551,7 +533,7 @@ func infoStats(s *Server) [][2]string {
 		{"sync_partial_ok", itoa(s.repl.syncPartialOK)},
 		{"sync_partial_err", itoa(s.repl.syncPartialErr)},
 		{"expired_keys", itoa(s.stats.expiredKeys)},
-		{"evicted_keys", "0"}, // no eviction yet: maxmemory is stored, not enforced
+		{"evicted_keys", itoa(s.stats.evictedKeys)},
 		{"keyspace_hits", itoa(s.stats.keyspaceHits)},
 		{"keyspace_misses", itoa(s.stats.keyspaceMisses)},
 		{"total_error_replies", itoa(s.estats.errorReplies)},

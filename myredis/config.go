@@ -78,6 +78,9 @@ type Config struct {
 	// is the config file read at start-up, absolute ("" : none), for CONFIG REWRITE.
 	Repl       ReplConfig
 	ConfigFile string
+	// Evict are maxmemory-samples and the like (evict.go).
+	Evict     EvictionSettings
+	evictInit bool
 	// Intro are the slow log and latency monitor settings (introspect_config.go).
 	Intro IntrospectConfig
 	// ACL is aclfile, acllog-max-len, acl-pubsub-default, user lines (acl_server.go).
@@ -172,6 +175,7 @@ func (c *Config) fillDefaults() {
 		c.ActiveExpireEffort = 1
 	}
 	c.initEncoding()
+	c.initEviction() // evict.go
 	c.initObuf()
 	c.initIntrospect()
 	if !c.keepAliveSet {
@@ -286,6 +290,9 @@ func (c *Config) Set(name, val string) error {
 		_, err = c.setACL(strings.ToLower(name), val) // acl_server.go
 	default:
 		if ok, err := c.setTLS(strings.ToLower(name), val); ok { // tls.go
+			return err
+		}
+		if err, ok := c.setEviction(name, val); ok { // evict.go
 			return err
 		}
 		c.initEncoding()

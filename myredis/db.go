@@ -8,9 +8,14 @@ import (
 // entry is one key's value. val is []byte for a string and *zset for a sorted set.
 // pos is the key's index in DB.keys (see scan).
 type entry struct {
-	val    any
-	pos    int
-	access int64 // unix ms of the last access, as of the server's lruClock (OBJECT IDLETIME)
+	val any
+	pos int
+	// lru is Redis's 24-bit lru field: the LRU clock of the last access, or under
+	// an LFU policy the minute of the last decrement and the 8-bit counter (evict.go).
+	lru uint32
+	// size is what Redis would allocate for the key and its value, as last
+	// measured (memory.go): DB.used holds the sum.
+	size uint32
 }
 
 // DB is one numbered keyspace. Every method runs on the executor goroutine.
@@ -25,6 +30,7 @@ type DB struct {
 	keys     []string
 	expires  map[string]int64 // key -> deadline in unix milliseconds
 	watchers map[string][]*Client
+	used     int64 // the sum of the entries' sizes (memory.go)
 }
 
 func newDB(s *Server, id int) *DB {
@@ -51,7 +57,7 @@ func (db *DB) lookup(key string) *entry {
 	}
 	e := db.peek(key)
 	if e != nil {
-		e.access = db.s.lruClock.Load()
+		db.s.touchLRU(e) // evict.go
 	}
 	return e
 }
@@ -96,7 +102,7 @@ func (db *DB) add(key string, val any) {
 		defer db.s.par.hold()()
 		share(val)
 		if e := db.dict[key]; e != nil { // the caller's check raced: overwrite, keep the maps whole
-			db.dict[key] = &entry{val: val, pos: e.pos}
+			db.dict[key] = &entry{val: val, pos: e.pos, lru: e.lru, size: e.size}
 			delete(db.expires, key)
 			db.touch(key)
 			return
@@ -106,8 +112,10 @@ func (db *DB) add(key string, val any) {
 }
 
 func (db *DB) insert(key string, val any) {
-	db.dict[key] = &entry{val: val, pos: len(db.keys), access: db.s.lruClock.Load()}
+	e := &entry{val: val, pos: len(db.keys), lru: db.s.newLRU()}
+	db.dict[key] = e
 	db.keys = append(db.keys, key)
+	db.measure(e, key) // memory.go
 	db.touch(key)
 	db.notify(notifyNew, "new", key)
 }
@@ -120,14 +128,15 @@ func (db *DB) set(key string, val any, keepTTL bool) {
 	}
 	if e := db.dict[key]; e != nil {
 		if db.s.par.on { // a reader outside the lock may hold e: leave it as it was
-			e = &entry{pos: e.pos}
+			e = &entry{pos: e.pos, lru: e.lru, size: e.size}
 			db.dict[key] = e
 		}
 		e.val = val
-		e.access = db.s.lruClock.Load()
+		db.s.overwriteLRU(e) // evict.go
 		if !keepTTL {
 			delete(db.expires, key)
 		}
+		db.measure(e, key) // memory.go
 		db.touch(key)
 		return
 	}
@@ -157,6 +166,7 @@ func (db *DB) remove(key string) bool {
 	db.keys = db.keys[:last]
 	delete(db.dict, key)
 	delete(db.expires, key)
+	db.unmeasure(e) // memory.go
 	db.touch(key)
 	return true
 }
@@ -174,6 +184,7 @@ func (db *DB) flush() {
 	db.dict = make(map[string]*entry)
 	db.keys = nil
 	db.expires = make(map[string]int64)
+	db.addUsed(-db.used) // memory.go
 }
 
 // setExpire sets key's deadline (unix ms). The key must exist.
@@ -198,8 +209,10 @@ func (db *DB) persist(key string) bool {
 	return true
 }
 
-// touch marks key modified: WATCHers of key fail their EXEC, blocked clients may run.
+// touch marks key modified: WATCHers of key fail their EXEC, blocked clients may run,
+// and its size is measured again after the command (memory.go).
 func (db *DB) touch(key string) {
+	db.remeasureLater(key) // memory.go
 	if len(db.watchers) > 0 {
 		for _, c := range db.watchers[key] {
 			c.dirtyCAS = true

@@ -201,7 +201,7 @@ func (s *Server) call(c *Client, args [][]byte, w *Writer) {
 	if !c.user.unrestricted && !s.aclCheckCall(c, cmd, args, w) { // acl_check.go
 		return
 	}
-	if s.cfg.MaxMemory > 0 && c != s.repl.mc && refusedOnOOM(c, cmd) && s.overMaxmemory() { // maxmemory.go
+	if s.cfg.MaxMemory > 0 && c != s.repl.mc && s.maxmemoryRefuses(c, cmd) { // maxmemory.go
 		s.reject(c, cmd, w, msgOOM)
 		return
 	}
@@ -244,6 +244,9 @@ func (s *Server) exec(x *Ctx) {
 	}
 	start, timed := s.startCommand(x.cmd) // introspect.go
 	x.cmd.fn(x)
+	if len(s.remeasure) > 0 { // values changed in place (memory.go)
+		s.remeasureNow()
+	}
 	ns := int64(-1) // not timed
 	if timed {
 		ns = s.endTiming(start) // one clock read per command

@@ -48,6 +48,7 @@ type hashTable struct {
 	slots   []hashSlot
 	holes   int    // deleted slots still in slots
 	nextSeq uint64 // sequence number of the next added field; starts at 1
+	bytes   int64  // the fields' and values' bytes (hashValue.memUsage)
 }
 
 func newHashTable(n int) *hashTable {
@@ -84,6 +85,16 @@ func (h *hashValue) Len() int {
 		return len(h.big.index)
 	}
 	return h.n
+}
+
+// memUsage is what Redis would allocate for the hash (memory.go): a listpack
+// while small (the pack's uvarint lengths stand for the listpack's entry
+// headers, plus a back-length byte per element), a dict of sds pairs beyond. O(1).
+func (h *hashValue) memUsage(*EncodingLimits) int64 {
+	if h.big == nil {
+		return robjBytes + jemallocSize(listpackOverhead+int64(len(h.pack)+2*h.n))
+	}
+	return robjBytes + hashtableMem(h.big.Len(), h.big.bytes, true)
 }
 
 // packEntry is one field and its value inside a pack: their byte ranges.
@@ -272,9 +283,11 @@ func (t *hashTable) get(field []byte) ([]byte, bool) {
 
 func (t *hashTable) set(field, val []byte) (added bool) {
 	if i, ok := t.index[string(field)]; ok {
+		t.bytes += int64(len(val) - len(t.slots[i].val))
 		t.slots[i].val = val
 		return false
 	}
+	t.bytes += int64(len(field) + len(val))
 	f := string(field)
 	t.index[f] = len(t.slots)
 	t.slots = append(t.slots, hashSlot{field: f, val: val, seq: t.nextSeq})
@@ -288,6 +301,7 @@ func (t *hashTable) del(field []byte) bool {
 		return false
 	}
 	delete(t.index, string(field))
+	t.bytes -= int64(len(field) + len(t.slots[i].val))
 	t.slots[i] = hashSlot{seq: t.slots[i].seq, hole: true}
 	t.holes++
 	for n := len(t.slots); n > 0 && t.slots[n-1].hole; n-- { // trailing holes go at once

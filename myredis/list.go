@@ -35,6 +35,7 @@ type list struct {
 	head  int
 	n     int // elements
 	fill  int // list-max-listpack-size when the list was made
+	bytes int // the elements' encoded bytes, sum of the nodes' size() (memUsage)
 }
 
 type listNode struct {
@@ -307,6 +308,7 @@ func (l *list) PushBack(v []byte) {
 	}
 	l.last().pushBack(v, l.maxNodeBytes())
 	l.n++
+	l.bytes += entrySize(len(v))
 }
 
 // PushFront prepends v (copied).
@@ -316,6 +318,7 @@ func (l *list) PushFront(v []byte) {
 	}
 	l.first().pushFront(v, l.maxNodeBytes())
 	l.n++
+	l.bytes += entrySize(len(v))
 }
 
 // PopFront removes and returns the first element; the list must not be empty.
@@ -326,6 +329,7 @@ func (l *list) PopFront() []byte {
 		l.dropFirstNode()
 	}
 	l.n--
+	l.bytes -= entrySize(len(v))
 	return v
 }
 
@@ -337,6 +341,7 @@ func (l *list) PopBack() []byte {
 		l.dropLastNode()
 	}
 	l.n--
+	l.bytes -= entrySize(len(v))
 	return v
 }
 
@@ -376,6 +381,7 @@ func (l *list) Set(i int, v []byte) {
 	nd := l.nodes[ni]
 	p := nd.offsetOf(k)
 	_, next := entryAt(nd.b, p)
+	l.bytes += entrySize(len(v)) - (next - p)
 	nd.splice(p, next-p, v, 0)
 	l.resplit(ni)
 }
@@ -394,6 +400,7 @@ func (l *list) Insert(i int, v []byte) {
 	nd := l.nodes[ni]
 	nd.splice(nd.offsetOf(k), 0, v, 1)
 	l.n++
+	l.bytes += entrySize(len(v))
 	l.resplit(ni)
 }
 
@@ -468,6 +475,7 @@ func (l *list) TrimFront(n int) {
 		if nd.n <= n {
 			n -= nd.n
 			l.n -= nd.n
+			l.bytes -= nd.size()
 			l.dropFirstNode()
 			continue
 		}
@@ -484,6 +492,7 @@ func (l *list) TrimBack(n int) {
 		if nd.n <= n {
 			n -= nd.n
 			l.n -= nd.n
+			l.bytes -= nd.size()
 			l.dropLastNode()
 			continue
 		}
@@ -505,11 +514,11 @@ func (l *list) Remove(v []byte, limit int, fromTail bool) int {
 	}
 	if !fromTail {
 		for ni := l.head; ni < len(l.nodes) && want() != 0; ni++ {
-			removed += l.nodes[ni].removeMatches(v, want(), false)
+			removed += l.removeIn(l.nodes[ni], v, want(), false)
 		}
 	} else {
 		for ni := len(l.nodes) - 1; ni >= l.head && want() != 0; ni-- {
-			removed += l.nodes[ni].removeMatches(v, want(), true)
+			removed += l.removeIn(l.nodes[ni], v, want(), true)
 		}
 	}
 	if removed > 0 {
@@ -517,6 +526,21 @@ func (l *list) Remove(v []byte, limit int, fromTail bool) int {
 		l.dropEmptyNodes()
 	}
 	return removed
+}
+
+// removeIn is removeMatches on node nd of l, keeping l.bytes.
+func (l *list) removeIn(nd *listNode, v []byte, want int, fromBack bool) int {
+	before := nd.size()
+	n := nd.removeMatches(v, want, fromBack)
+	l.bytes -= before - nd.size()
+	return n
+}
+
+// memUsage is what Redis would allocate for the list (memory.go): a quicklist
+// whose nodes hold listpacks of the same elements. O(1).
+func (l *list) memUsage(*EncodingLimits) int64 {
+	nodes := int64(l.nodeCount())
+	return robjBytes + 48 + nodes*(32+listpackOverhead) + int64(l.bytes)
 }
 
 // removeMatches deletes up to want elements equal to v (want < 0: all) from the
@@ -577,7 +601,7 @@ func (l *list) dropEmptyNodes() {
 
 // copyValue returns a deep copy (COPY), its nodes packed tight.
 func (l *list) copyValue() any {
-	c := &list{n: l.n, fill: l.fill, nodes: make([]*listNode, 0, l.nodeCount())}
+	c := &list{n: l.n, fill: l.fill, bytes: l.bytes, nodes: make([]*listNode, 0, l.nodeCount())}
 	for _, nd := range l.nodes[l.head:] {
 		c.nodes = append(c.nodes, nd.packed())
 	}

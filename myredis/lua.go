@@ -748,7 +748,7 @@ func (s *Server) scriptCall(e *luaEngine, args [][]byte) ([]byte, string) {
 			return nil, msgLuaWriteRO
 		}
 	}
-	if cmd.flags&flagDenyOOM != 0 && !e.allowOOM && s.overMaxmemory() { // maxmemory.go
+	if cmd.flags&flagDenyOOM != 0 && !e.allowOOM && !e.wrote && s.overMaxmemory() { // maxmemory.go
 		s.countRejected(cmd, msgOOM)
 		return nil, "-" + msgOOM
 	}

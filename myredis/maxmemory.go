@@ -1,45 +1,86 @@
 package myredis
 
 import (
-	"runtime/metrics"
+	"runtime/debug"
 	"strings"
 )
 
-// maxmemory: a write that would grow the dataset is refused while the memory
-// in use is above maxmemory, with Redis's OOM error, as Redis 7.0 does under
-// the noeviction policy (processCommand's reject_cmd_on_oom):
+// maxmemory: before each command, while used memory (memory.go) is over
+// maxmemory, keys are evicted under the policy (evict.go); when nothing can be
+// evicted (noeviction, or no candidate), a write that would grow the dataset is
+// refused with Redis's OOM error, as Redis 7.0's processCommand does:
 //
 //   - commands Redis flags denyoom (SET, LPUSH, ...; read from Redis's COMMAND
 //     INFO, commandinfo_redis.go) are refused; reads, DEL and the like run;
 //   - inside MULTI every command but EXEC, DISCARD, QUIT and RESET is refused
 //     (queueing itself takes memory), and the refusal makes EXEC answer
 //     EXECABORT; EXEC itself is refused (EXECABORT ... OOM) when the
-//     transaction holds a denyoom command.
-//
-// Eviction (the other policies) is not built yet: under them MyRedis refuses
-// as if no key could be evicted, which is what Redis does when its pool of
-// candidates is empty. Commands inside Lua scripts are not checked yet.
-//
-// "Memory in use" is the Go heap's live objects, sampled hz times a second (and
-// at CONFIG SET maxmemory) by the expiry ticker, so the check per command is
-// one atomic load.
+//     transaction holds a denyoom command;
+//   - a script sees the state found before it started (Redis's
+//     pre_command_oom_state): lua.go refuses a script with flags that may write
+//     whole, and a denyoom call of a flagless one before it has written.
 
-// memSample is the heap-objects metric, read without stopping the world.
-var memSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+// maxmemoryRefuses evicts what the policy allows and reports whether cmd
+// must be refused with OOM. Runs on the executor before each command when
+// maxmemory is set.
+func (s *Server) maxmemoryRefuses(c *Client, cmd *command) bool {
+	s.ev.oom = s.performEvictions() == evictFail
+	return s.ev.oom && refusedOnOOM(c, cmd)
+}
 
-// sampleMemory records the memory in use. Safe from any goroutine.
-func (s *Server) sampleMemory() {
-	smp := []metrics.Sample{{Name: memSample[0].Name}}
-	metrics.Read(smp)
-	if smp[0].Value.Kind() == metrics.KindUint64 {
-		s.usedMemory.Store(smp[0].Value.Uint64())
+// overMaxmemory reports whether the command running now found the memory
+// over maxmemory with nothing to evict. Runs on the executor.
+func (s *Server) overMaxmemory() bool {
+	return s.cfg.MaxMemory > 0 && s.ev.oom
+}
+
+// maxmemoryChanged is the CONFIG SET listener: a lower limit evicts at once
+// (as a task after the command, Redis's startEvictionTimeProc), and the Go
+// runtime's limit follows.
+func (s *Server) maxmemoryChanged(old, next Config) {
+	s.applyEvictionConfig(next) // evict.go
+	if next.MaxMemory != old.MaxMemory {
+		s.tieGoMemoryLimit(next.MaxMemory)
+	}
+	if next.MaxMemory > 0 {
+		s.startEvictionTask()
 	}
 }
 
-// overMaxmemory reports whether writes are refused now. Runs on the executor.
-func (s *Server) overMaxmemory() bool {
-	limit := s.cfg.MaxMemory
-	return limit > 0 && s.usedMemory.Load() > limit
+// goMemLimit ties GOMEMLIMIT to maxmemory when the server owns its process.
+type goMemLimit struct {
+	on      bool  // WithGoMemoryLimit
+	saved   bool  // initial holds the limit found at start (GOMEMLIMIT or none)
+	initial int64 //
+}
+
+// WithGoMemoryLimit ties the Go runtime's soft memory limit (GOMEMLIMIT) to
+// maxmemory, so the heap is collected before the process overshoots: cmd/myredis
+// sets it. Servers that share a process with others (tests) leave it alone.
+func WithGoMemoryLimit() Option { return func(s *Server) { s.goMemLimit.on = true } }
+
+// goMemoryLimitFor is the Go limit for a maxmemory: a quarter more plus 8 MB
+// for what the model does not count (garbage between collections, goroutine
+// stacks, the runtime's own structures, buffers being parsed).
+func goMemoryLimitFor(maxmemory uint64) int64 {
+	return int64(min(maxmemory+maxmemory/4+8<<20, 1<<62))
+}
+
+// tieGoMemoryLimit applies goMemoryLimitFor(maxmemory), or restores the
+// initial limit when maxmemory is 0.
+func (s *Server) tieGoMemoryLimit(maxmemory uint64) {
+	g := &s.goMemLimit
+	if !g.on {
+		return
+	}
+	if !g.saved {
+		g.initial, g.saved = debug.SetMemoryLimit(-1), true
+	}
+	if maxmemory == 0 {
+		debug.SetMemoryLimit(g.initial)
+		return
+	}
+	debug.SetMemoryLimit(min(goMemoryLimitFor(maxmemory), g.initial))
 }
 
 // refusedOnOOM reports whether cmd is refused over maxmemory for client c.

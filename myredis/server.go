@@ -52,8 +52,12 @@ type Server struct {
 	par           dataLock                      // --workers N > 1 only (workers.go)
 
 	lruClock     atomic.Int64                 // unix ms, renewed as each batch starts: keys' access time (atomic: --workers runs batches at once)
+	overheadMem  atomic.Int64                 // the clients' buffers, summed ten times a second (memory.go)
+	dataUsed     int64                        // the keys' sizes: the sum of DB.used (memory.go)
+	remeasure    []pendingSize                // entries to measure after the command (memory.go)
+	ev           evictState                   // eviction (evict.go)
+	goMemLimit   goMemLimit                   // GOMEMLIMIT tied to maxmemory (maxmemory.go)
 	trims        atomic.Int64                 // times memory was returned after traffic (memtrim.go)
-	usedMemory   atomic.Uint64                // heap in use, sampled hz times a second (maxmemory.go)
 	beforeSwapDB func(db1, db2 *DB)           // during an AOF rewrite: SWAPDB is about to run
 	functionsPtr atomic.Pointer[functionLibs] // FUNCTION LOAD's libraries (functions.go)
 	lua          *luaEngine                   // created by the first script
@@ -96,6 +100,7 @@ type Server struct {
 // stats are INFO's counters, owned by the executor (rejectedConns excepted).
 type stats struct {
 	commands, connections, expiredKeys, keyspaceHits, keyspaceMisses int64
+	evictedKeys                                                      int64 // evict.go
 	// rejectedConns is counted by the accept goroutine and read by INFO on the
 	// executor, hence atomic; RESETSTAT stores zero in it.
 	rejectedConns atomic.Int64
@@ -141,6 +146,9 @@ func New(cfg Config, opts ...Option) *Server {
 	s.initACL() // acl_server.go: requirepass, then the default user's state
 	s.scriptGuard.init(&s.live.luaLimitMs, s.quit)
 	s.configHooks = append(s.configHooks, func(_, next Config) { s.live.set(next) })
+	s.applyEvictionConfig(cfg) // evict.go
+	s.tieGoMemoryLimit(cfg.MaxMemory)
+	s.configHooks = append(s.configHooks, s.maxmemoryChanged)
 	s.initIntrospection()
 	if cfg.Workers > 1 { // demonstration mode, see workers.go
 		s.startWorkers(cfg.Workers)
@@ -368,7 +376,6 @@ func (s *Server) activeExpireLoop() {
 				hz = now
 				t.Reset(time.Second / time.Duration(hz))
 			}
-			s.sampleMemory() // maxmemory.go
 			select {
 			case s.jobs <- job{fn: s.activeExpireSlow}:
 			case <-s.quit:
@@ -425,6 +432,7 @@ var openHooks []func(*Server) error
 func (s *Server) resetStats() {
 	s.stats.commands, s.stats.connections, s.stats.expiredKeys = 0, 0, 0
 	s.stats.keyspaceHits, s.stats.keyspaceMisses = 0, 0
+	s.stats.evictedKeys = 0
 	s.stats.rejectedConns.Store(0)
 	s.resetExecStats() // stats.go
 }

@@ -2,6 +2,7 @@ package myredis
 
 import (
 	"hash/maphash"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -39,6 +40,7 @@ type setValue struct {
 	// below rehashed has moved to buckets, the others are still in old.
 	old      []int32
 	rehashed int
+	bytes    int64 // hashtable: the members' bytes (memUsage)
 }
 
 type setEntry struct {
@@ -65,9 +67,28 @@ func (s *setValue) objectEncoding(*EncodingLimits) string {
 	return "intset"
 }
 
+// memUsage is what Redis would allocate for the set (memory.go): an intset
+// of 2-, 4- or 8-byte integers, or a dict of sds members. O(1).
+func (s *setValue) memUsage(*EncodingLimits) int64 {
+	if s.hash {
+		return robjBytes + hashtableMem(len(s.entries), s.bytes, false)
+	}
+	width := int64(2)
+	if n := len(s.ints); n > 0 {
+		lo, hi := s.ints[0], s.ints[n-1]
+		switch {
+		case lo < math.MinInt32 || hi > math.MaxInt32:
+			width = 8
+		case lo < math.MinInt16 || hi > math.MaxInt16:
+			width = 4
+		}
+	}
+	return robjBytes + jemallocSize(8+width*int64(len(s.ints)))
+}
+
 // copyValue returns an independent copy (COPY).
 func (s *setValue) copyValue() any {
-	c := &setValue{hash: s.hash}
+	c := &setValue{hash: s.hash, bytes: s.bytes}
 	c.ints = slices.Clone(s.ints)
 	c.entries = slices.Clone(s.entries)
 	c.buckets = slices.Clone(s.buckets)
@@ -146,6 +167,7 @@ func (s *setValue) insert(m string, h uint32) {
 		s.resize(max(len(s.buckets)*2, 4))
 	}
 	head := s.chain(h)
+	s.bytes += int64(len(m))
 	s.entries = append(s.entries, setEntry{member: m, hash: h, next: *head})
 	*head = int32(len(s.entries))
 }
@@ -271,6 +293,7 @@ func (s *setValue) removeAt(i int) {
 	}
 	s.rehashStep()
 	s.unlink(i)
+	s.bytes -= int64(len(s.entries[i].member))
 	last := len(s.entries) - 1
 	if i != last {
 		s.unlink(last)

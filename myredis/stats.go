@@ -151,7 +151,7 @@ func (s *Server) resetExecStats() {
 			sub.stats = cmdStats{}
 		}
 	}
-	s.estats = execStats{peakMemory: heapObjectBytes()}
+	s.estats = execStats{peakMemory: uint64(s.usedMemoryNow())}
 	s.net.in.Store(0)
 	s.net.out.Store(0)
 }
@@ -237,7 +237,7 @@ func (s *Server) statsCron() {
 	s.estats.opsSamples.track(now, s.stats.commands)
 	s.estats.inSamples.track(now, s.net.in.Load())
 	s.estats.outSamples.track(now, s.net.out.Load())
-	s.notePeak(heapObjectBytes())
+	s.memoryCron() // memory.go
 }
 
 func (s *Server) notePeak(used uint64) {

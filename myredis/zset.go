@@ -96,6 +96,9 @@ type ztree struct {
 	root *zNode // nil while the set is small and packed (zset_pack.go)
 	pack []byte
 	n    int
+	// bytes are the tree's members' bytes (zset.memUsage); a packed set
+	// counts len(pack) instead.
+	bytes int64
 }
 
 func (t *ztree) len() int { return t.n }
@@ -134,6 +137,7 @@ func (t *ztree) insert(it zItem) {
 		}
 	}
 	t.n++
+	t.bytes += int64(len(it.member))
 }
 
 // Which edges of the tree a node lies on: the first and the last leaf are
@@ -325,6 +329,7 @@ func (t *ztree) deleteAt(i int) zItem {
 	}
 	it := t.root.deleteAt(i)
 	t.n--
+	t.bytes -= int64(len(it.member))
 	for !t.root.leaf() && len(t.root.kids) == 1 {
 		t.root = t.root.kids[0]
 	}
@@ -588,6 +593,19 @@ func (z *zset) Add(member string, score float64) (added bool) {
 	z.tree.insert(it)
 	z.noteScore(it.member, score)
 	return false
+}
+
+// memUsage is what Redis would allocate for the sorted set (memory.go): a
+// listpack while packed (the pack's bytes stand for the listpack's, plus a
+// back-length byte per element), else a dict plus a skiplist (a node of about
+// 1.33 levels and an sds member per element). O(1).
+func (z *zset) memUsage(*EncodingLimits) int64 {
+	n := z.tree.n
+	if z.tree.packed() {
+		return robjBytes + jemallocSize(listpackOverhead+int64(len(z.tree.pack)+2*n))
+	}
+	skiplistNode := jemallocSize(32 + 16*4/3)
+	return robjBytes + hashtableMem(n, z.tree.bytes, false) + 32 + int64(n)*skiplistNode
 }
 
 // Remove deletes member and reports whether it was there (ZREM).

@@ -57,7 +57,8 @@ func run(args []string) int {
 	for _, name := range cfg.Unsupported {
 		log.Warn("config option accepted but not implemented by MyRedis", "option", name)
 	}
-	srv, err := myredis.Open(cfg, myredis.WithLogger(log))
+	// the process is the server's own: GOMEMLIMIT follows maxmemory (maxmemory.go)
+	srv, err := myredis.Open(cfg, myredis.WithLogger(log), myredis.WithGoMemoryLimit())
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return 1
