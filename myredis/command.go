@@ -43,6 +43,9 @@ type command struct {
 	// serves, when set, tells whether a client blocked in this command can be
 	// served from key now; one it refuses keeps its place in line (blocking).
 	serves func(db *DB, key string) bool
+	// servesArgs, when set, is serves for a command whose answer depends on its
+	// arguments too (XREAD: the ID it waits past).
+	servesArgs func(db *DB, key string, args [][]byte) bool
 }
 
 // subcommands builds a container's subcommand table from name -> arity.
@@ -201,6 +204,7 @@ var commandGroups = []func() []*command{
 	commandsFunctions,
 	commandsGeo,
 	commandsPubSub,
+	commandsStream,
 }
 
 // errUnknownCommand is Redis's reply to a command name it does not know. Like
