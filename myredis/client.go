@@ -79,6 +79,8 @@ type Client struct {
 	// pushing: the command's reply is a pub/sub confirmation, which CLIENT REPLY
 	// OFF|SKIP do not mute (Redis's CLIENT_PUSHING); executor-owned
 	pushing bool
+	// replica is set by REPLCONF, SYNC and PSYNC (replication.go); executor-owned
+	replica *replica
 }
 
 var clientIDs atomic.Int64

@@ -15,7 +15,7 @@ func commandsConnection() []*command {
 		{name: "hello", arity: -1, flags: flagNoAuth | flagNoScript, fn: cmdHello},
 		{name: "client", arity: -2, flags: flagNoScript, fn: cmdClient, subs: subcommands(map[string]int{
 			"id": 2, "getname": 2, "setname": 3, "setinfo": 4, "list": -2, "info": 2,
-			"no-evict": 3, "no-touch": 3, "reply": 3, "help": 2,
+			"no-evict": 3, "no-touch": 3, "reply": 3, "help": 2, "kill": -3,
 		})},
 		{name: "reset", arity: 1, flags: flagNoAuth | flagNoScript | flagTx, fn: cmdReset},
 	}
@@ -86,63 +86,60 @@ func (s *Server) checkPassword(user, pass string) bool {
 	return s.cfg.RequirePass == "" || pass == s.cfg.RequirePass
 }
 
-// cmdHello answers HELLO [protover [AUTH user pass] [SETNAME name]]. RESP3 is
-// not served: HELLO 3 gets NOPROTO and clients fall back to RESP2. Options are
-// all parsed before AUTH is tried, as Redis does.
+// cmdHello answers HELLO [protover [AUTH user pass] [SETNAME name]] as Redis
+// 7.0.15: options take effect in order (AUTH authenticates, SETNAME names the
+// client, before a later option can fail), then the connection switches to the
+// protocol asked for and the reply is a map in that protocol.
 func cmdHello(x *Ctx) {
+	ver := int64(0)
 	if x.nargs() >= 2 {
-		ver, ok := parseRedisInt(x.args[1])
+		v, ok := parseRedisInt(x.args[1])
 		if !ok {
 			x.err(msgHelloProtoNotInt)
 			return
 		}
-		if ver != 2 {
+		if v < 2 || v > 3 {
 			x.err(msgNoProto)
 			return
 		}
+		ver = v
 	}
-	var name, user, pass *string
 	for i := 2; i < x.nargs(); i++ {
 		more := x.nargs() - i - 1
 		switch {
 		case eqFold(x.args[i], "auth") && more >= 2:
-			u, p := x.arg(i+1), x.arg(i+2)
-			user, pass = &u, &p
+			if !x.s.checkPassword(x.arg(i+1), x.arg(i+2)) {
+				x.err(msgWrongPass)
+				return
+			}
+			x.c.authed = true
 			i += 2
 		case eqFold(x.args[i], "setname") && more >= 1:
-			n := x.arg(i + 1)
-			name = &n
+			if !validClientName(x.arg(i + 1)) {
+				x.err(msgClientName)
+				return
+			}
+			x.c.name = x.arg(i + 1)
 			i++
 		default:
 			x.w.Errorf("ERR Syntax error in HELLO option '%s'", x.arg(i))
 			return
 		}
 	}
-	if user != nil {
-		if !x.s.checkPassword(*user, *pass) {
-			x.err(msgWrongPass)
-			return
-		}
-		x.c.authed = true
-	}
 	if x.c.needsAuth() {
 		x.err(msgHelloNoAuth)
 		return
 	}
-	if name != nil {
-		if !validClientName(*name) {
-			x.err(msgClientName)
-			return
-		}
-		x.c.name = *name
+	if ver != 0 {
+		x.c.setProtocol(int(ver)) // resp3.go; this reply is already in the new protocol
 	}
-	x.w.Array(14)
+	x.w.Map(7)
 	x.w.BulkString("server")
 	x.w.BulkString("redis")
 	x.w.BulkString("version")
 	x.w.BulkString(redisVersion)
 	x.w.BulkString("proto")
-	x.w.Int(2)
+	x.w.Int(int64(x.c.resp))
 	x.w.BulkString("id")
 	x.w.Int(x.c.id)
 	x.w.BulkString("mode")
@@ -203,6 +200,8 @@ func cmdClient(x *Ctx) {
 		x.ok()
 	case "list":
 		x.clientList()
+	case "kill":
+		x.clientKill() // client_kill.go
 	case "info":
 		x.w.BulkString(x.c.info(x.s.clock.Now()))
 	case "no-evict", "no-touch":
@@ -298,6 +297,7 @@ func cmdReset(x *Ctx) {
 	x.c.db = x.s.dbs[0]
 	x.c.name = ""
 	x.c.authed = x.s.cfg.RequirePass == ""
+	x.c.setProtocol(2)                             // the RESET reply itself goes out in RESP2, as Redis's
 	x.c.replyOff, x.c.replySkipNext = false, false // a pending SKIP still swallows this reply, as in Redis
 	x.w.Simple("RESET")
 }

@@ -51,7 +51,7 @@ func TestConnectionCommands(t *testing.T) {
 			do(syntax, "AUTH", "a", "b", "c"),
 		}},
 		{"hello", []step{
-			do(errRe("NOPROTO unsupported protocol version"), "HELLO", "3"), // RESP3 not served: clients fall back
+			do(errRe("NOPROTO unsupported protocol version"), "HELLO", "4"),
 			do(errRe("NOPROTO unsupported protocol version"), "HELLO", "1"),
 			do(errRe("ERR Protocol version is not an integer or out of range"), "HELLO", "two"),
 			do(errRe("ERR Syntax error in HELLO option 'FOO'"), "HELLO", "2", "FOO"),

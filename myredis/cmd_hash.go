@@ -424,7 +424,7 @@ func cmdHscan(x *Ctx) {
 		}
 	}
 	next := uint64(0)
-	if h.big {
+	if h.big != nil {
 		next = h.scan(cursor, count, keep)
 	} else {
 		h.scan(0, h.Len(), keep)

@@ -56,9 +56,14 @@ func (z *zset) copyValue() any {
 
 func (h *hashValue) copyValue() any {
 	c := newHash()
-	c.lim, c.big = h.lim, h.big
+	c.lim = h.lim
+	if h.big == nil { // a pack is never changed once built: shared
+		c.pack, c.n = h.pack, h.n
+		return c
+	}
+	c.big = newHashTable(h.Len())
 	h.scan(0, h.Len(), func(s hashSlot) {
-		c.set([]byte(s.field), s.val) // values are never changed in place: shared
+		c.big.set([]byte(s.field), s.val) // values are never changed in place: shared
 	})
 	return c
 }

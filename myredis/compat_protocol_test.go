@@ -57,6 +57,11 @@ var rawCases = []rawCase{
 	{name: "multibulk over INT_MAX", input: "*2147483648\r\n"},
 	{name: "multibulk far too long", input: "*99999999999999999999\r\n"},
 	{name: "expected dollar", input: "*1\r\nPING\r\n"},
+	// RESP3 frames a client may not send: inside a request, a protocol error;
+	// first on a line, an inline command named after them
+	{name: "RESP3 attribute in a request", input: "*1\r\n|1\r\n$1\r\na\r\n$1\r\nb\r\n"},
+	{name: "RESP3 push in a request", input: "*2\r\n$4\r\nECHO\r\n>1\r\n$1\r\na\r\n"},
+	{name: "RESP3 push and attribute frames", input: ">1\r\n$4\r\nPING\r\n|1\r\n$1\r\na\r\n$1\r\nb\r\nPING\r\n"},
 	{name: "expected dollar got CR", input: "*1\r\n\r\n"},
 	{name: "expected dollar got LF", input: "*1\r\n\n\r\n"},
 	{name: "expected dollar got high byte", input: "*1\r\n\xff\r\n"},

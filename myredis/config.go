@@ -72,6 +72,10 @@ type Config struct {
 	// Enc are the encoding settings (hash-max-listpack-entries, ...: encoding.go).
 	Enc     EncodingLimits
 	encInit bool // Enc holds at least the defaults
+	// Repl are the replication settings (replication_config.go); ConfigFile
+	// is the config file read at start-up, absolute ("" : none), for CONFIG REWRITE.
+	Repl       ReplConfig
+	ConfigFile string
 }
 
 // queryBufferLimit is the effective client-query-buffer-limit.

@@ -80,6 +80,9 @@ func (db *DB) expireIfNeeded(key string) bool {
 	if db.s.loading {
 		return false
 	}
+	if db.s.isReplica() { // the master deletes it and sends the DEL
+		return !db.s.repl.applying // its commands still see the key
+	}
 	db.remove(key)
 	db.s.stats.expiredKeys++
 	db.s.propagateExpired(db, key)

@@ -147,7 +147,6 @@ const (
 	msgStreamSetidBelowMaxDel = "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id"
 	msgStreamSetidSmaller     = "ERR The ID specified in XSETID is smaller than the target stream top item"
 	msgStreamSetidAddedSmall  = "ERR The entries_added specified in XSETID is smaller than the target stream length"
-	msgTimeoutNotInt          = "ERR timeout is not an integer or out of range"
 	msgXreadUnbalanced        = "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified."
 	msgXreadGroupOption       = "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead."
 	msgXreadNoackOption       = "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead."
@@ -234,6 +233,18 @@ const (
 
 // maxmemory (maxmemory.go).
 const msgOOM = "OOM command not allowed when used memory > 'maxmemory'."
+
+// Replication (replication*.go) and CLIENT KILL (client_kill.go).
+const (
+	msgReadOnlyReplica    = "READONLY You can't write against a read only replica."
+	msgNoSuchClient       = "ERR No such client"
+	msgClientIDPositive   = "ERR client-id should be greater than 0"
+	msgInvalidMasterPort  = "ERR Invalid master port"
+	msgReplicaofByReplica = "ERR Command is not valid when client is a replica."
+	msgWaitOnReplica      = "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated."
+	msgSyncNoMasterLink   = "NOMASTERLINK Can't SYNC while not connected with my master"
+	msgTimeoutNotInt      = "ERR timeout is not an integer or out of range"
+)
 
 // Pub/sub (cmd_pubsub.go) and client-output-buffer-limit.
 const (

@@ -191,8 +191,12 @@ func (s *Server) call(c *Client, args [][]byte, w *Writer) {
 		s.reject(c, cmd, w, msgNoAuth)
 		return
 	}
-	if s.cfg.MaxMemory > 0 && refusedOnOOM(c, cmd) && s.overMaxmemory() { // maxmemory.go
+	if s.cfg.MaxMemory > 0 && c != s.repl.mc && refusedOnOOM(c, cmd) && s.overMaxmemory() { // maxmemory.go
 		s.reject(c, cmd, w, msgOOM)
+		return
+	}
+	if cmd.flags&flagWrite != 0 && s.isReplica() && !s.cfg.Repl.ReadWrite && c != s.repl.mc {
+		s.reject(c, cmd, w, msgReadOnlyReplica) // replication_replica.go
 		return
 	}
 	if c.ps != nil && c.pubsubOnly() && !allowedWhileSubscribed[cmd.name] {
@@ -351,6 +355,9 @@ type blockState struct {
 	keys     []string
 	args     [][]byte
 	deadline time.Time // zero: forever
+	// onTimeout, when set, writes the reply at the deadline (WAIT's count)
+	// instead of a null array
+	onTimeout func(w *Writer)
 }
 
 type dbKey struct {
@@ -448,7 +455,11 @@ func (s *Server) timeoutBlocked(c *Client) {
 		s.countCall(cmd, 0, nil, false) // as Redis: a timed-out call counts (its run time was counted as none)
 	}
 	c.blockOut.Reset()
-	c.blockOut.NullArray()
+	if bs.onTimeout != nil {
+		bs.onTimeout(&c.blockOut)
+	} else {
+		c.blockOut.NullArray()
+	}
 	c.lastActive.Store(s.clock.Now().UnixMilli())
 	s.release(c.wake)
 }

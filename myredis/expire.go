@@ -52,7 +52,7 @@ func (s *Server) activeExpireFast() { s.activeExpireCycle(true) }
 
 // activeExpireCycle reclaims expired keys within its time budget. Runs on the executor.
 func (s *Server) activeExpireCycle(fast bool) {
-	if s.par.on || s.loading {
+	if s.par.on || s.loading || s.isReplica() { // a replica's keys expire by its master's DELs
 		return
 	}
 	st := &s.expire

@@ -17,8 +17,8 @@ import (
 	"waitroom/myredis/redistest"
 )
 
-// go-redis v9 with default options sends HELLO 3 (MyRedis answers NOPROTO, so it
-// stays on RESP2) and CLIENT SETINFO on every new connection.
+// go-redis v9 with default options sends HELLO 3 (MyRedis switches the connection
+// to RESP3) and CLIENT SETINFO on every new connection.
 
 func newGoRedis(t *testing.T, opt *redis.Options) *redis.Client {
 	t.Helper()
@@ -57,14 +57,29 @@ func TestGoRedisDefaults(t *testing.T) {
 	err = rdb.Incr(ctx, "k").Err()
 	assert.EqualError(t, err, "ERR value is not an integer or out of range")
 
-	// The connection fell back to RESP2 and announced itself.
+	// The connection speaks RESP3 and announced itself.
+	info := rdb.ClientInfo(ctx).Val()
+	require.NotNil(t, info)
+	assert.Equal(t, 3, info.Resp)
 	list := rdb.ClientList(ctx).Val()
-	assert.Contains(t, list, "resp=2")
+	assert.Contains(t, list, "resp=3")
 	assert.Contains(t, list, "lib-name=go-redis")
 	assert.Contains(t, list, "lib-ver=9.")
 
-	hello := rdb.Do(ctx, "HELLO", "3").Err()
-	assert.EqualError(t, hello, "NOPROTO unsupported protocol version")
+	hello, err := rdb.Do(ctx, "HELLO", "3").Result()
+	require.NoError(t, err)
+	assert.Equal(t, int64(3), hello.(map[any]any)["proto"]) // a RESP3 map, read as one
+}
+
+// TestGoRedisRESP2 pins a go-redis client to RESP2: HELLO is not sent and the
+// connection stays on RESP2.
+func TestGoRedisRESP2(t *testing.T) {
+	ctx := context.Background()
+	addr := redistest.StartMyRedis(t)
+	rdb := newGoRedis(t, &redis.Options{Addr: addr, Protocol: 2})
+	require.NoError(t, rdb.HSet(ctx, "h", "f", "v").Err())
+	assert.Equal(t, map[string]string{"f": "v"}, rdb.HGetAll(ctx, "h").Val())
+	assert.Contains(t, rdb.ClientList(ctx).Val(), "resp=2")
 }
 
 func TestGoRedisPasswordAndDB(t *testing.T) {

@@ -1,8 +1,11 @@
 package myredis
 
 import (
+	"bytes"
+	"encoding/binary"
 	"math/rand/v2"
 	"sort"
+	"unsafe"
 
 	"github.com/tidwall/redcon"
 )
@@ -17,23 +20,42 @@ import (
 // replies are Redis's byte for byte; a bigger Redis hash is a hash table with no
 // useful order, while this one stays in insertion order.
 //
-// Layout. index maps a field to its slot; slots hold the fields in order. Deleting
-// leaves a hole so no other slot moves, and holes are squeezed out once they outnumber
-// the live fields (amortised O(1) per delete). Every slot carries a sequence number
-// that only grows along slots, which is what an HSCAN cursor holds: squeezing moves
-// slots but keeps their numbers, so a scan returns every field present from its start
-// to its end exactly once.
+// Two forms, as Redis's listpack and hash table. A small hash (within the listpack
+// limits) is one packed byte slice: each field and each value a uvarint length then
+// its bytes, in order. Lookups walk it (at most hash-max-listpack-entries fields, 128
+// by default), and a waiting room's ticket hash costs its bytes plus one header
+// instead of a map and a slot array. Past the limits it becomes a hashTable for good
+// (sticky, as Redis's conversion).
 //
-// Values are never changed in place: each write stores a new slice, so whoever holds
-// a value (a reply being built, an AOF rewrite capture) never sees it change.
+// Values are never changed in place: each write stores a new slice (a small hash a
+// new pack), so whoever holds a value (a reply being built, an AOF rewrite capture)
+// never sees it change.
 type hashValue struct {
+	pack []byte          // the small form; unused once big is set
+	n    int             // fields in pack
+	big  *hashTable      // the large form; nil while small
+	lim  *EncodingLimits // the server's hash-max-listpack-* (nil: Redis's defaults)
+}
+
+// hashTable is a large hash. index maps a field to its slot; slots hold the fields
+// in order. Deleting leaves a hole so no other slot moves, and holes are squeezed out
+// once they outnumber the live fields (amortised O(1) per delete). Every slot carries
+// a sequence number that only grows along slots, which is what an HSCAN cursor holds:
+// squeezing moves slots but keeps their numbers, so a scan returns every field
+// present from its start to its end exactly once.
+type hashTable struct {
 	index   map[string]int // field -> position in slots
 	slots   []hashSlot
-	holes   int             // deleted slots still in slots
-	nextSeq uint64          // sequence number of the next added field; starts at 1
-	big     bool            // has outgrown Redis's listpack limits (sticky, as Redis's conversion)
-	lim     *EncodingLimits // the server's hash-max-listpack-* (nil: Redis's defaults)
+	holes   int    // deleted slots still in slots
+	nextSeq uint64 // sequence number of the next added field; starts at 1
 }
+
+func newHashTable(n int) *hashTable {
+	return &hashTable{index: make(map[string]int, n), slots: make([]hashSlot, 0, n), nextSeq: 1}
+}
+
+// Len is the number of fields.
+func (t *hashTable) Len() int { return len(t.index) }
 
 type hashSlot struct {
 	field string
@@ -52,107 +74,272 @@ func (h *hashValue) limits() (entries, value int64) {
 	return l.HashEntries, l.HashValue
 }
 
-func newHash() *hashValue {
-	return &hashValue{index: make(map[string]int), nextSeq: 1}
-}
+func newHash() *hashValue { return &hashValue{} }
 
 func (h *hashValue) typeName() string { return "hash" }
 
 // Len is the number of fields.
-func (h *hashValue) Len() int { return len(h.index) }
+func (h *hashValue) Len() int {
+	if h.big != nil {
+		return len(h.big.index)
+	}
+	return h.n
+}
 
-// get returns field's value. Looking up with a []byte converted in the map index
-// expression does not allocate.
+// packEntry is one field and its value inside a pack: their byte ranges.
+type packEntry struct{ f0, f1, v0, v1 int }
+
+// nextPackEntry decodes the entry starting at off.
+func nextPackEntry(p []byte, off int) packEntry {
+	fl, k := binary.Uvarint(p[off:])
+	e := packEntry{f0: off + k}
+	e.f1 = e.f0 + int(fl)
+	vl, k := binary.Uvarint(p[e.f1:])
+	e.v0 = e.f1 + k
+	e.v1 = e.v0 + int(vl)
+	return e
+}
+
+// packString is the field at p[a:b] as a string without a copy: a pack is never
+// written once built, so the string stays as it is.
+func packString(p []byte, a, b int) string {
+	if a == b {
+		return ""
+	}
+	return unsafe.String(&p[a], b-a)
+}
+
+// find returns field's entry in the pack.
+func (h *hashValue) find(field []byte) (packEntry, bool) {
+	for off := 0; off < len(h.pack); {
+		e := nextPackEntry(h.pack, off)
+		if string(h.pack[e.f0:e.f1]) == string(field) {
+			return e, true
+		}
+		off = e.v1
+	}
+	return packEntry{}, false
+}
+
+// get returns field's value.
 func (h *hashValue) get(field []byte) ([]byte, bool) {
-	i, ok := h.index[string(field)]
+	if h.big != nil {
+		return h.big.get(field)
+	}
+	e, ok := h.find(field)
 	if !ok {
 		return nil, false
 	}
-	return h.slots[i].val, true
+	return h.pack[e.v0:e.v1:e.v1], true
 }
 
 // set stores val under field and reports whether the field is new. The hash keeps
-// val: the caller must not change it afterwards.
+// val (a large hash) or a copy (a small one): the caller must not change it afterwards.
 func (h *hashValue) set(field, val []byte) (added bool) {
-	maxEntries, maxValue := h.limits()
-	if int64(len(field)) > maxValue || int64(len(val)) > maxValue {
-		h.big = true
+	if h.big != nil {
+		return h.big.set(field, val)
 	}
-	if i, ok := h.index[string(field)]; ok {
-		h.slots[i].val = val
+	maxEntries, maxValue := h.limits()
+	e, found := h.find(field)
+	if int64(len(field)) > maxValue || int64(len(val)) > maxValue ||
+		!found && int64(h.n+1) > maxEntries {
+		h.grow()
+		return h.big.set(field, val)
+	}
+	if found { // a new pack with the value replaced in place
+		p := make([]byte, 0, len(h.pack)-(e.v1-e.f1)+binary.MaxVarintLen32+len(val))
+		p = append(p, h.pack[:e.f1]...)
+		p = binary.AppendUvarint(p, uint64(len(val)))
+		p = append(p, val...)
+		h.pack = append(p, h.pack[e.v1:]...)
 		return false
 	}
-	f := string(field)
-	h.index[f] = len(h.slots)
-	h.slots = append(h.slots, hashSlot{field: f, val: val, seq: h.nextSeq})
-	h.nextSeq++
-	if int64(len(h.index)) > maxEntries {
-		h.big = true
-	}
+	p := make([]byte, 0, len(h.pack)+2*binary.MaxVarintLen32+len(field)+len(val))
+	p = append(p, h.pack...)
+	p = binary.AppendUvarint(p, uint64(len(field)))
+	p = append(p, field...)
+	p = binary.AppendUvarint(p, uint64(len(val)))
+	h.pack = append(p, val...)
+	h.n++
 	return true
+}
+
+// grow turns a small hash into a hashTable with the same fields in the same order.
+func (h *hashValue) grow() {
+	t := newHashTable(h.n + 1)
+	for off := 0; off < len(h.pack); {
+		e := nextPackEntry(h.pack, off)
+		t.set(h.pack[e.f0:e.f1], bytes.Clone(h.pack[e.v0:e.v1]))
+		off = e.v1
+	}
+	h.big, h.pack, h.n = t, nil, 0
 }
 
 // del removes field and reports whether it was there.
 func (h *hashValue) del(field []byte) bool {
-	i, ok := h.index[string(field)]
+	if h.big != nil {
+		return h.big.del(field)
+	}
+	e, ok := h.find(field)
 	if !ok {
 		return false
 	}
-	delete(h.index, string(field))
-	h.slots[i] = hashSlot{seq: h.slots[i].seq, hole: true}
-	h.holes++
-	for n := len(h.slots); n > 0 && h.slots[n-1].hole; n-- { // trailing holes go at once
-		h.slots = h.slots[:n-1]
-		h.holes--
+	h.n--
+	if h.n == 0 {
+		h.pack = nil
+		return true
 	}
-	if h.holes > len(h.index) {
-		h.squeeze()
-	}
+	start := e.f0 - uvarintLen(e.f1-e.f0)
+	p := make([]byte, 0, len(h.pack)-(e.v1-start))
+	p = append(p, h.pack[:start]...)
+	h.pack = append(p, h.pack[e.v1:]...)
 	return true
-}
-
-// squeeze removes the holes, keeping the order and the sequence numbers.
-func (h *hashValue) squeeze() {
-	live := h.slots[:0]
-	for _, s := range h.slots {
-		if !s.hole {
-			h.index[s.field] = len(live)
-			live = append(live, s)
-		}
-	}
-	clear(h.slots[len(live):])
-	h.slots = live
-	h.holes = 0
 }
 
 // Range calls fn for every field in order until fn returns false. fn must not
 // change the hash.
 func (h *hashValue) Range(fn func(field string, val []byte) bool) {
-	for _, s := range h.slots {
+	if h.big != nil {
+		h.big.Range(fn)
+		return
+	}
+	p := h.pack
+	for off := 0; off < len(p); {
+		e := nextPackEntry(p, off)
+		if !fn(packString(p, e.f0, e.f1), p[e.v0:e.v1:e.v1]) {
+			return
+		}
+		off = e.v1
+	}
+}
+
+// at returns the small hash's i-th field (0 <= i < n).
+func (h *hashValue) at(i int) hashSlot {
+	p := h.pack
+	off := 0
+	for ; i > 0; i-- {
+		off = nextPackEntry(p, off).v1
+	}
+	e := nextPackEntry(p, off)
+	return hashSlot{field: packString(p, e.f0, e.f1), val: p[e.v0:e.v1:e.v1]}
+}
+
+// random returns a uniformly random field. The hash must not be empty.
+func (h *hashValue) random() hashSlot {
+	if h.big != nil {
+		return h.big.random()
+	}
+	return h.at(rand.IntN(h.n))
+}
+
+// sample returns n distinct random fields (0 < n < Len), in hash order.
+func (h *hashValue) sample(n int) []hashSlot {
+	if h.big != nil {
+		return h.big.sample(n)
+	}
+	out := make([]hashSlot, 0, n)
+	left := h.n
+	h.Range(func(f string, v []byte) bool { // selection sampling, as hashTable.sample
+		if rand.IntN(left) < n-len(out) {
+			out = append(out, hashSlot{field: f, val: v})
+		}
+		left--
+		return len(out) < n
+	})
+	return out
+}
+
+// scan calls fn for up to count fields from cursor on and returns the next cursor,
+// 0 when the walk is done (see hashTable.scan). A small hash is walked whole.
+func (h *hashValue) scan(cursor uint64, count int, fn func(s hashSlot)) uint64 {
+	if h.big != nil {
+		return h.big.scan(cursor, count, fn)
+	}
+	h.Range(func(f string, v []byte) bool {
+		fn(hashSlot{field: f, val: v})
+		return true
+	})
+	return 0
+}
+
+func (t *hashTable) get(field []byte) ([]byte, bool) {
+	i, ok := t.index[string(field)] // the []byte conversion in an index does not allocate
+	if !ok {
+		return nil, false
+	}
+	return t.slots[i].val, true
+}
+
+func (t *hashTable) set(field, val []byte) (added bool) {
+	if i, ok := t.index[string(field)]; ok {
+		t.slots[i].val = val
+		return false
+	}
+	f := string(field)
+	t.index[f] = len(t.slots)
+	t.slots = append(t.slots, hashSlot{field: f, val: val, seq: t.nextSeq})
+	t.nextSeq++
+	return true
+}
+
+func (t *hashTable) del(field []byte) bool {
+	i, ok := t.index[string(field)]
+	if !ok {
+		return false
+	}
+	delete(t.index, string(field))
+	t.slots[i] = hashSlot{seq: t.slots[i].seq, hole: true}
+	t.holes++
+	for n := len(t.slots); n > 0 && t.slots[n-1].hole; n-- { // trailing holes go at once
+		t.slots = t.slots[:n-1]
+		t.holes--
+	}
+	if t.holes > len(t.index) {
+		t.squeeze()
+	}
+	return true
+}
+
+// squeeze removes the holes, keeping the order and the sequence numbers.
+func (t *hashTable) squeeze() {
+	live := t.slots[:0]
+	for _, s := range t.slots {
+		if !s.hole {
+			t.index[s.field] = len(live)
+			live = append(live, s)
+		}
+	}
+	clear(t.slots[len(live):])
+	t.slots = live
+	t.holes = 0
+}
+
+func (t *hashTable) Range(fn func(field string, val []byte) bool) {
+	for _, s := range t.slots {
 		if !s.hole && !fn(s.field, s.val) {
 			return
 		}
 	}
 }
 
-// random returns a uniformly random field. The hash must not be empty. Holes are at
-// most half the slots, so this takes two tries on average.
-func (h *hashValue) random() hashSlot {
+// random returns a uniformly random field. Holes are at most half the slots, so this
+// takes two tries on average.
+func (t *hashTable) random() hashSlot {
 	for {
-		if s := h.slots[rand.IntN(len(h.slots))]; !s.hole {
+		if s := t.slots[rand.IntN(len(t.slots))]; !s.hole {
 			return s
 		}
 	}
 }
 
 // sample returns n distinct random fields (0 < n < Len), in hash order.
-func (h *hashValue) sample(n int) []hashSlot {
+func (t *hashTable) sample(n int) []hashSlot {
 	out := make([]hashSlot, 0, n)
-	if n*3 > h.Len() {
+	if n*3 > len(t.index) {
 		// a large share: one pass that keeps each field with the probability
 		// still needed / still left (Knuth's selection sampling)
-		left := h.Len()
-		for _, s := range h.slots {
+		left := len(t.index)
+		for _, s := range t.slots {
 			if s.hole {
 				continue
 			}
@@ -170,8 +357,8 @@ func (h *hashValue) sample(n int) []hashSlot {
 	picked := make(map[int]struct{}, n)
 	pos := make([]int, 0, n)
 	for len(pos) < n {
-		i := rand.IntN(len(h.slots))
-		if _, dup := picked[i]; dup || h.slots[i].hole {
+		i := rand.IntN(len(t.slots))
+		if _, dup := picked[i]; dup || t.slots[i].hole {
 			continue
 		}
 		picked[i] = struct{}{}
@@ -179,7 +366,7 @@ func (h *hashValue) sample(n int) []hashSlot {
 	}
 	sort.Ints(pos)
 	for _, i := range pos {
-		out = append(out, h.slots[i])
+		out = append(out, t.slots[i])
 	}
 	return out
 }
@@ -187,17 +374,17 @@ func (h *hashValue) sample(n int) []hashSlot {
 // scan calls fn for up to count fields from cursor on and returns the next cursor,
 // 0 when the walk is done. Cursor 0 starts at the first field; cursor c > 0 at the
 // first field whose sequence number is at least c.
-func (h *hashValue) scan(cursor uint64, count int, fn func(s hashSlot)) uint64 {
-	i := sort.Search(len(h.slots), func(j int) bool { return h.slots[j].seq >= cursor })
-	for ; i < len(h.slots) && count > 0; i++ {
-		if !h.slots[i].hole {
-			fn(h.slots[i])
+func (t *hashTable) scan(cursor uint64, count int, fn func(s hashSlot)) uint64 {
+	i := sort.Search(len(t.slots), func(j int) bool { return t.slots[j].seq >= cursor })
+	for ; i < len(t.slots) && count > 0; i++ {
+		if !t.slots[i].hole {
+			fn(t.slots[i])
 			count--
 		}
 	}
-	for ; i < len(h.slots); i++ {
-		if !h.slots[i].hole {
-			return h.slots[i].seq
+	for ; i < len(t.slots); i++ {
+		if !t.slots[i].hole {
+			return t.slots[i].seq
 		}
 	}
 	return 0
@@ -213,24 +400,39 @@ const hmsetBatch = 64
 // added to it), so an AOF rewrite encodes it when it captures it; a large one a
 // slice of slots at a time (appendRewrite).
 func appendHashRewrite(b []byte, key string, h *hashValue) []byte {
-	return h.appendRewrite(b, key, 0, len(h.slots))
+	return h.appendRewrite(b, key, 0, h.sliceLen())
 }
 
 // sliceLen is the number of slots, holes included: the positions an AOF rewrite
 // slices a large hash by.
-func (h *hashValue) sliceLen() int { return len(h.slots) }
+func (h *hashValue) sliceLen() int {
+	if h.big != nil {
+		return len(h.big.slots)
+	}
+	return h.n
+}
 
 // appendRewrite encodes the fields in slots [from, to) as HMSET commands of
 // hmsetBatch fields each.
 func (h *hashValue) appendRewrite(b []byte, key string, from, to int) []byte {
+	var slots []hashSlot
+	if h.big != nil {
+		slots = h.big.slots[from:to]
+	} else {
+		h.Range(func(f string, v []byte) bool {
+			slots = append(slots, hashSlot{field: f, val: v})
+			return len(slots) < to
+		})
+		slots = slots[from:]
+	}
 	live := 0
-	for _, s := range h.slots[from:to] {
+	for _, s := range slots {
 		if !s.hole {
 			live++
 		}
 	}
 	i := 0
-	for _, s := range h.slots[from:to] {
+	for _, s := range slots {
 		if s.hole {
 			continue
 		}

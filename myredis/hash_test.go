@@ -356,7 +356,11 @@ func TestHashModel(t *testing.T) {
 		n = 30
 	}
 	state := uint64(1)
+	// both forms: packed within the listpack limits, a table past them (entries 2
+	// makes most hashes convert midway, 0 makes every hash a table from its start)
+	limits := []string{"128", "2", "0"}
 	for i := range n {
+		configSet(t, s, "hash-max-listpack-entries", limits[i%len(limits)])
 		data := make([]byte, 64+i%400)
 		for j := range data {
 			state = state*6364136223846793005 + 1442695040888963407
@@ -372,11 +376,22 @@ func TestHashModel(t *testing.T) {
 	}
 }
 
+func configSet(t *testing.T, s *Server, name, value string) {
+	t.Helper()
+	c := newClient(s, nil)
+	c.authed = true
+	var w Writer
+	s.submit(func() { s.call(c, [][]byte{[]byte("CONFIG"), []byte("SET"), []byte(name), []byte(value)}, &w) })
+	if string(w.Bytes()) != "+OK\r\n" {
+		t.Fatalf("CONFIG SET %s %s: %q", name, value, w.Bytes())
+	}
+}
+
 // TestHashValueSqueeze checks the slot bookkeeping directly: after any mix of sets
 // and deletes the index points at the right slots, holes never outnumber live
 // fields, and Range is insertion order.
 func TestHashValueSqueeze(t *testing.T) {
-	h := newHash()
+	h := newHashTable(0)
 	var order []string
 	for i := range 1000 {
 		f := []byte(strconv.Itoa(i))

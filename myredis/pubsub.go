@@ -191,9 +191,10 @@ func (s *Server) dropSubscriptions(c *Client) {
 	}
 }
 
-// writeSubReply writes a (un)subscribe confirmation: [kind, name or null, count].
+// writeSubReply writes a (un)subscribe confirmation: [kind, name or null, count],
+// a push in RESP3.
 func writeSubReply(w *Writer, kind string, name []byte, count int) {
-	w.Array(3)
+	w.Push(3)
 	w.BulkString(kind)
 	if name == nil {
 		w.Null()
@@ -214,9 +215,9 @@ func (s *Server) publish(kind subKind, channel, message []byte) int {
 		kindName = "smessage"
 	}
 	if set := s.pubsub.subscribers(kind, string(channel), false); set != nil {
-		msg := appendMessage(nil, kindName, nil, channel, message)
+		var msgs [2][]byte // RESP2 and RESP3 forms, made when first needed
 		for _, c := range set.items {
-			s.pushTo(c, msg)
+			s.pushTo(c, messageFor(&msgs, c, kindName, nil, channel, message))
 			n++
 		}
 	}
@@ -231,21 +232,35 @@ func (s *Server) publish(kind subKind, channel, message []byte) int {
 		if set == nil {
 			continue
 		}
-		msg := appendMessage(nil, "pmessage", []byte(pat), channel, message)
+		var msgs [2][]byte
 		for _, c := range set.items {
-			s.pushTo(c, msg)
+			s.pushTo(c, messageFor(&msgs, c, "pmessage", []byte(pat), channel, message))
 			n++
 		}
 	}
 	return n
 }
 
-// appendMessage appends a RESP2 message: [kind, (pattern,) channel, payload].
-func appendMessage(b []byte, kind string, pattern, channel, payload []byte) []byte {
+// messageFor is the message in c's protocol, from msgs (RESP2, RESP3) where it
+// was made for an earlier subscriber.
+func messageFor(msgs *[2][]byte, c *Client, kind string, pattern, channel, payload []byte) []byte {
+	i := 0
+	if c.resp == 3 {
+		i = 1
+	}
+	if msgs[i] == nil {
+		msgs[i] = appendMessage(nil, i == 1, kind, pattern, channel, payload)
+	}
+	return msgs[i]
+}
+
+// appendMessage appends a message: [kind, (pattern,) channel, payload], a push
+// in RESP3 and an array in RESP2.
+func appendMessage(b []byte, resp3 bool, kind string, pattern, channel, payload []byte) []byte {
 	if pattern != nil {
-		b = redcon.AppendArray(b, 4)
+		b = appendPushHeader(b, 4, resp3)
 	} else {
-		b = redcon.AppendArray(b, 3)
+		b = appendPushHeader(b, 3, resp3)
 	}
 	b = redcon.AppendBulkString(b, kind)
 	if pattern != nil {

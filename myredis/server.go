@@ -52,6 +52,7 @@ type Server struct {
 	par           dataLock                      // --workers N > 1 only (workers.go)
 
 	lruClock     atomic.Int64                 // unix ms, renewed as each batch starts: keys' access time (atomic: --workers runs batches at once)
+	trims        atomic.Int64                 // times memory was returned after traffic (memtrim.go)
 	usedMemory   atomic.Uint64                // heap in use, sampled hz times a second (maxmemory.go)
 	beforeSwapDB func(db1, db2 *DB)           // during an AOF rewrite: SWAPDB is about to run
 	functionsPtr atomic.Pointer[functionLibs] // FUNCTION LOAD's libraries (functions.go)
@@ -78,6 +79,7 @@ type Server struct {
 	live   liveSettings // settings read off the executor
 	expire expireCycle  // active expiry's state (expire.go)
 	replID string       // INFO replication's master_replid, random per run
+	repl   replication  // replication, both sides (replication*.go)
 
 	stopping atomic.Bool   // SHUTDOWN or Close: batches not yet started never run
 	stopped  chan struct{} // closed when Close has finished
@@ -174,6 +176,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	s.mu.Unlock()
 	go s.activeExpireLoop()
 	go s.clientsCron()
+	go s.trimLoop()
 	err := rc.Serve(guardListener{ln, &s.live, &s.net})
 	if errors.Is(err, net.ErrClosed) {
 		return nil
@@ -239,8 +242,8 @@ func (s *Server) accept(conn redcon.Conn) bool {
 
 func (s *Server) closed(conn redcon.Conn, err error) {
 	c, _ := conn.Context().(*Client)
-	if c == nil {
-		return
+	if c == nil || (c.replica != nil && c.replica.attached) {
+		return // a replica's socket was detached: replication.go frees it
 	}
 	s.mu.Lock()
 	delete(s.clients, c.id)
@@ -292,6 +295,10 @@ func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
 				return
 			}
 			<-c.done
+		}
+		if c.replica != nil && c.replica.attached { // SYNC or PSYNC made it a replica
+			s.detachReplica(c, conn) // replication.go
+			return
 		}
 		if overOutputLimit(&s.live, c, c.out.Len(), s.clock.Now) { // replybuf.go
 			s.log.Warn("client closed for overcoming of output buffer limits", "id", c.id, "class", "normal", "bytes", c.out.Len())

@@ -93,7 +93,8 @@ func (n *zNode) size() int {
 // ztree is an order-statistic B+tree of zItems. It holds no duplicates; the
 // zset guarantees that.
 type ztree struct {
-	root *zNode
+	root *zNode // nil while the set is small and packed (zset_pack.go)
+	pack []byte
 	n    int
 }
 
@@ -116,8 +117,13 @@ func (n *zNode) childFor(it zItem) int {
 
 // insert adds it, which must not be in the tree.
 func (t *ztree) insert(it zItem) {
-	if t.root == nil {
-		t.root = &zNode{}
+	if t.packed() {
+		if t.fitsPacked(it) {
+			t.packInsert(it)
+			t.n++
+			return
+		}
+		t.grow()
 	}
 	if right, sep := t.root.insert(it, leftEdge|rightEdge); right != nil {
 		left := t.root
@@ -229,6 +235,9 @@ func roomFor(items []zItem, need int) []zItem {
 
 // at returns the item at index i (0 <= i < len).
 func (t *ztree) at(i int) zItem {
+	if t.packed() {
+		return t.packAt(i)
+	}
 	n := t.root
 	for !n.leaf() {
 		k := 0
@@ -243,8 +252,9 @@ func (t *ztree) at(i int) zItem {
 
 // rank returns the number of items less than it.
 func (t *ztree) rank(it zItem) int {
-	if t.root == nil {
-		return 0
+	if t.packed() {
+		i, _ := t.packSearch(func(e zItem) bool { return !zLess(e, it) })
+		return i
 	}
 	r := 0
 	n := t.root
@@ -271,8 +281,9 @@ func (t *ztree) rank(it zItem) int {
 // if there is none. past must be monotone over the tree's order: false for
 // every item before some point, true from it on.
 func (t *ztree) search(past func(zItem) bool) int {
-	if t.root == nil {
-		return 0
+	if t.packed() {
+		i, _ := t.packSearch(past)
+		return i
 	}
 	r := 0
 	n := t.root
@@ -307,6 +318,11 @@ func (t *ztree) search(past func(zItem) bool) int {
 
 // deleteAt removes and returns the item at index i (0 <= i < len).
 func (t *ztree) deleteAt(i int) zItem {
+	if t.packed() {
+		it := t.packDeleteAt(i)
+		t.n--
+		return it
+	}
 	it := t.root.deleteAt(i)
 	t.n--
 	for !t.root.leaf() && len(t.root.kids) == 1 {
@@ -397,9 +413,14 @@ func (n *zNode) rebalance(k int) {
 
 // ascend calls fn for the items from index i upwards until fn returns false.
 func (t *ztree) ascend(i int, fn func(zItem) bool) {
-	if t.root != nil && i >= 0 && i < t.n {
-		t.root.ascend(i, fn)
+	if i < 0 || i >= t.n {
+		return
 	}
+	if t.packed() {
+		t.packAscend(i, fn)
+		return
+	}
+	t.root.ascend(i, fn)
 }
 
 func (n *zNode) ascend(i int, fn func(zItem) bool) bool {
@@ -428,9 +449,14 @@ func (n *zNode) ascend(i int, fn func(zItem) bool) bool {
 // descend calls fn for the items from index i downwards until fn returns
 // false.
 func (t *ztree) descend(i int, fn func(zItem) bool) {
-	if t.root != nil && i >= 0 && i < t.n {
-		t.root.descend(i, fn)
+	if i < 0 || i >= t.n {
+		return
 	}
+	if t.packed() {
+		t.packDescend(i, fn)
+		return
+	}
+	t.root.descend(i, fn)
 }
 
 func (n *zNode) descend(i int, fn func(zItem) bool) bool {
@@ -461,7 +487,9 @@ func (n *zNode) descend(i int, fn func(zItem) bool) bool {
 // zset is a Redis sorted set. The zero value is not usable; call newZSet.
 // Runs on the executor goroutine only.
 type zset struct {
-	tree   ztree
+	tree ztree
+	// scores maps a member to its score once the set is in its large form (a
+	// B+tree); a small, packed set (zset_pack.go) finds a member by walking it.
 	scores map[string]float64
 	// mu is nil except in --workers mode, where every exported method below is
 	// one locked primitive (workers.go sets it when the set enters a DB). The
@@ -469,8 +497,52 @@ type zset struct {
 	mu *sync.Mutex
 }
 
-func newZSet() *zset {
-	return &zset{scores: make(map[string]float64)}
+func newZSet() *zset { return &zset{} }
+
+// zsetSmall is the most members a set keeps packed (zset_pack.go), without a
+// tree or a scores map: Redis's zset-max-listpack-entries default. Tests change
+// it to exercise both forms.
+var zsetSmall = 128
+
+// scoreOf returns member's score.
+func (z *zset) scoreOf(member string) (float64, bool) {
+	if z.scores != nil {
+		s, ok := z.scores[member]
+		return s, ok
+	}
+	var s float64
+	found := false
+	z.tree.ascend(0, func(it zItem) bool {
+		if it.member == member {
+			s, found = it.score, true
+		}
+		return !found
+	})
+	return s, found
+}
+
+// noteScore records member's score in the map, building the map when the set
+// has just left its packed form.
+func (z *zset) noteScore(member string, score float64) {
+	if z.scores != nil {
+		z.scores[member] = score
+		return
+	}
+	if z.tree.packed() {
+		return
+	}
+	z.scores = make(map[string]float64, z.tree.n)
+	z.tree.ascend(0, func(it zItem) bool {
+		z.scores[it.member] = it.score
+		return true
+	})
+}
+
+// forget drops member from the map.
+func (z *zset) forget(member string) {
+	if z.scores != nil {
+		delete(z.scores, member)
+	}
 }
 
 // Len is the number of members (ZCARD).
@@ -478,7 +550,7 @@ func (z *zset) Len() int {
 	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
-	return len(z.scores)
+	return z.tree.n
 }
 
 // Score returns member's score (ZSCORE).
@@ -486,8 +558,7 @@ func (z *zset) Score(member string) (float64, bool) {
 	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
-	s, ok := z.scores[member]
-	return s, ok
+	return z.scoreOf(member)
 }
 
 // Add sets member's score, inserting the member if it is new, and reports
@@ -502,10 +573,10 @@ func (z *zset) Add(member string, score float64) (added bool) {
 	if score == 0 {
 		score = 0
 	}
-	old, ok := z.scores[member]
+	old, ok := z.scoreOf(member)
 	if !ok {
-		z.scores[member] = score
 		z.tree.insert(zItem{score, member})
+		z.noteScore(member, score)
 		return true
 	}
 	if old == score {
@@ -515,7 +586,7 @@ func (z *zset) Add(member string, score float64) (added bool) {
 	it := z.tree.deleteAt(z.tree.rank(zItem{old, member}))
 	it.score = score
 	z.tree.insert(it)
-	z.scores[it.member] = score
+	z.noteScore(it.member, score)
 	return false
 }
 
@@ -524,12 +595,12 @@ func (z *zset) Remove(member string) bool {
 	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
-	s, ok := z.scores[member]
+	s, ok := z.scoreOf(member)
 	if !ok {
 		return false
 	}
 	z.tree.deleteAt(z.tree.rank(zItem{s, member}))
-	delete(z.scores, member)
+	z.forget(member)
 	return true
 }
 
@@ -539,13 +610,13 @@ func (z *zset) Rank(member string, reverse bool) (int, bool) {
 	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
-	s, ok := z.scores[member]
+	s, ok := z.scoreOf(member)
 	if !ok {
 		return 0, false
 	}
 	r := z.tree.rank(zItem{s, member})
 	if reverse {
-		r = len(z.scores) - 1 - r
+		r = z.tree.n - 1 - r
 	}
 	return r, true
 }
@@ -574,7 +645,7 @@ func (z *zset) Range(start, end int, reverse bool, fn func(zItem) bool) {
 }
 
 func (z *zset) walk(start, end int, reverse bool, fn func(zItem) bool) {
-	start, end = max(start, 0), min(end, len(z.scores))
+	start, end = max(start, 0), min(end, z.tree.n)
 	if start >= end {
 		return
 	}
@@ -600,7 +671,7 @@ func (z *zset) Items(start, end int, reverse bool) []zItem {
 		defer z.hold()()
 	}
 	var out []zItem
-	if n := min(end, len(z.scores)) - max(start, 0); n > 0 {
+	if n := min(end, z.tree.n) - max(start, 0); n > 0 {
 		out = make([]zItem, 0, n)
 	}
 	z.walk(start, end, reverse, func(it zItem) bool {
@@ -621,7 +692,7 @@ func (z *zset) RankSpan(start, stop int, reverse bool) (int, int) {
 }
 
 func (z *zset) rankSpan(start, stop int, reverse bool) (int, int) {
-	n := len(z.scores)
+	n := z.tree.n
 	if start < 0 {
 		start += n
 	}
@@ -731,7 +802,7 @@ func (z *zset) LexSpan(r lexRange, reverse bool) (int, int) {
 }
 
 func (z *zset) lexSpan(r lexRange, reverse bool) (int, int) {
-	n := len(z.scores)
+	n := z.tree.n
 	if n == 0 {
 		return 0, 0
 	}
@@ -822,10 +893,10 @@ func (z *zset) RemoveSpan(start, end int) int {
 }
 
 func (z *zset) removeSpan(start, end int) int {
-	start, end = max(start, 0), min(end, len(z.scores))
+	start, end = max(start, 0), min(end, z.tree.n)
 	for i := start; i < end; i++ {
 		it := z.tree.deleteAt(start)
-		delete(z.scores, it.member)
+		z.forget(it.member)
 	}
 	return max(end-start, 0)
 }
@@ -861,14 +932,14 @@ func (z *zset) PopMin(n int) []zItem {
 	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
-	n = min(n, len(z.scores))
+	n = min(n, z.tree.n)
 	if n <= 0 {
 		return nil
 	}
 	out := make([]zItem, n)
 	for i := range out {
 		out[i] = z.tree.deleteAt(0)
-		delete(z.scores, out[i].member)
+		z.forget(out[i].member)
 	}
 	return out
 }
@@ -879,14 +950,14 @@ func (z *zset) PopMax(n int) []zItem {
 	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
-	n = min(n, len(z.scores))
+	n = min(n, z.tree.n)
 	if n <= 0 {
 		return nil
 	}
 	out := make([]zItem, n)
 	for i := range out {
 		out[i] = z.tree.deleteAt(z.tree.len() - 1)
-		delete(z.scores, out[i].member)
+		z.forget(out[i].member)
 	}
 	return out
 }

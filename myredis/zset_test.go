@@ -19,7 +19,37 @@ import (
 func withNodeSize(t testing.TB, n int) {
 	old := zNodeMax
 	zNodeMax = n
-	t.Cleanup(func() { zNodeMax = old })
+	oldSmall := zsetSmall
+	zsetSmall = 0 // and a scores map from the first member: the large form
+	t.Cleanup(func() { zNodeMax, zsetSmall = old, oldSmall })
+}
+
+// checkPack verifies a packed set: within the small limits, no map, n entries
+// in order, nothing after the last.
+func checkPack(t interface {
+	Helper()
+	Fatalf(string, ...any)
+}, z *zset) {
+	t.Helper()
+	tr := &z.tree
+	if z.scores != nil || tr.n > zsetSmall {
+		t.Fatalf("packed set of %d members (small up to %d) with map %v", tr.n, zsetSmall, z.scores != nil)
+	}
+	n, off := 0, 0
+	var prev *zItem
+	for off < len(tr.pack) {
+		it, next := packItem(tr.pack, off)
+		if prev != nil && !zLess(*prev, it) {
+			t.Fatalf("pack out of order: %v then %v", *prev, it)
+		}
+		if len(it.member) > zsetSmallValue {
+			t.Fatalf("packed member of %d bytes", len(it.member))
+		}
+		prev, off, n = &it, next, n+1
+	}
+	if n != tr.n || off != len(tr.pack) {
+		t.Fatalf("pack holds %d entries in %d of %d bytes, n says %d", n, off, len(tr.pack), tr.n)
+	}
 }
 
 // checkTree verifies every structural invariant of z: order, counts,
@@ -30,8 +60,12 @@ func checkTree(t interface {
 }, z *zset) {
 	t.Helper()
 	tr := &z.tree
-	if tr.n != len(z.scores) {
-		t.Fatalf("tree holds %d, map %d", tr.n, len(z.scores))
+	if tr.packed() {
+		checkPack(t, z)
+		return
+	}
+	if z.scores == nil || tr.n != len(z.scores) {
+		t.Fatalf("tree holds %d, map %v", tr.n, z.scores)
 	}
 	if tr.root == nil {
 		if tr.n != 0 {
@@ -68,7 +102,7 @@ func checkTree(t interface {
 				if hi != nil && !zLess(it, *hi) {
 					t.Fatalf("%v not below the next separator %v", it, *hi)
 				}
-				if s, ok := z.scores[it.member]; !ok || s != it.score {
+				if s, ok := z.scoreOf(it.member); !ok || s != it.score {
 					t.Fatalf("tree has %v, map has %v %v", it, s, ok)
 				}
 				prev = &n.items[i]
@@ -150,7 +184,8 @@ func TestZSetBasics(t *testing.T) {
 			t.Errorf("Rank(%q, %v) = %d %v, want %d %v", tc.member, tc.reverse, r, ok, tc.rank, tc.ok)
 		}
 	}
-	if z.Add("neg0", math.Copysign(0, -1)); math.Signbit(z.scores["neg0"]) {
+	z.Add("neg0", math.Copysign(0, -1))
+	if s, _ := z.Score("neg0"); math.Signbit(s) {
 		t.Error("-0 stored with its sign; Redis's listpack stores 0")
 	}
 	if !z.Remove("neg0") || z.Remove("neg0") {
@@ -412,6 +447,13 @@ func TestZSetModel(t *testing.T) {
 		old := zNodeMax
 		defer func() { zNodeMax = old }()
 		zNodeMax = rapid.SampledFrom([]int{4, 5, 8, 64}).Draw(t, "nodeSize")
+		oldSmall := zsetSmall
+		defer func() { zsetSmall = oldSmall }()
+		// no map, a map from the start, or one built midway
+		zsetSmall = rapid.SampledFrom([]int{0, 6, 1000}).Draw(t, "smallMax")
+		oldValue := zsetSmallValue
+		defer func() { zsetSmallValue = oldValue }()
+		zsetSmallValue = rapid.SampledFrom([]int{64, 2}).Draw(t, "smallValue") // 2: a 3-byte member converts
 		// One score for every member makes lex ranges meaningful; Redis
 		// leaves them unspecified otherwise.
 		oneScore := rapid.Bool().Draw(t, "oneScore")
