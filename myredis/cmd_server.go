@@ -233,6 +233,7 @@ func (s *Server) configParams() map[string]func() string {
 	}
 	// pubsub_config.go
 	params["client-output-buffer-limit"] = func() string { return formatObufLimits(c.ObufLimits) }
+	params["notify-keyspace-events"] = func() string { return formatNotifyClasses(c.NotifyEvents) }
 	c.Enc.params(params)  // encoding.go
 	c.Repl.params(params) // replication_config.go
 	return params
@@ -271,6 +272,7 @@ var runtimeSettable = map[string]bool{
 	"maxmemory-policy": true, "tcp-keepalive": true,
 	"auto-aof-rewrite-percentage": true, "auto-aof-rewrite-min-size": true,
 	"set-max-intset-entries": true, "client-query-buffer-limit": true, "client-output-buffer-limit": true,
+	"notify-keyspace-events": true,
 }
 
 // protectedConfigs are refused by CONFIG SET (enable-protected-configs is no).

@@ -69,6 +69,8 @@ type Config struct {
 	// QueryBufferLimit is client-query-buffer-limit: the most payload one
 	// request may carry before the client is closed; 0 means the default, 1gb.
 	QueryBufferLimit int64
+	// NotifyEvents is notify-keyspace-events (notify.go).
+	NotifyEvents notifyClass
 	// Enc are the encoding settings (hash-max-listpack-entries, ...: encoding.go).
 	Enc     EncodingLimits
 	encInit bool // Enc holds at least the defaults

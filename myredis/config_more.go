@@ -296,6 +296,8 @@ func (c *Config) setMore(name, val string) error {
 		c.PidFile = val
 	case "client-output-buffer-limit":
 		err = c.setObufLimits(val) // pubsub_config.go
+	case "notify-keyspace-events":
+		c.NotifyEvents, err = parseNotifyClasses(val) // notify.go
 	default:
 		if handled, err := c.Repl.set(name, val); handled { // replication_config.go
 			return err

@@ -85,6 +85,7 @@ func (db *DB) expireIfNeeded(key string) bool {
 	}
 	db.remove(key)
 	db.s.stats.expiredKeys++
+	db.notify(notifyExpired, "expired", key)
 	db.s.propagateExpired(db, key)
 	return true
 }
@@ -108,6 +109,7 @@ func (db *DB) insert(key string, val any) {
 	db.dict[key] = &entry{val: val, pos: len(db.keys), access: db.s.lruClock.Load()}
 	db.keys = append(db.keys, key)
 	db.touch(key)
+	db.notify(notifyNew, "new", key)
 }
 
 // set stores val under key, replacing any value and dropping its TTL unless keepTTL.
