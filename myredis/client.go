@@ -123,6 +123,9 @@ func (c *Client) info(now time.Time) string {
 		idle = age
 	}
 	flags := ""
+	if c.s.isMonitor(c) { // monitor.go
+		flags += "O"
+	}
 	if c.isSubscriber() {
 		flags += "P"
 	}

@@ -62,6 +62,8 @@ func cmdAuth(x *Ctx) {
 		x.err(msgSyntax)
 		return
 	}
+	x.redactArg(1) // introspect.go: the slow log and MONITOR hide the secrets
+	x.redactArg(2)
 	user, pass := "default", x.arg(x.nargs()-1)
 	if x.nargs() == 3 {
 		user = x.arg(1)
@@ -108,6 +110,8 @@ func cmdHello(x *Ctx) {
 		more := x.nargs() - i - 1
 		switch {
 		case eqFold(x.args[i], "auth") && more >= 2:
+			x.redactArg(i + 1) // introspect.go
+			x.redactArg(i + 2)
 			if !x.s.checkPassword(x.arg(i+1), x.arg(i+2)) {
 				x.err(msgWrongPass)
 				return
@@ -294,6 +298,7 @@ func cmdReset(x *Ctx) {
 	x.s.discard(x.c)
 	x.s.unwatchAll(x.c)
 	x.s.dropSubscriptions(x.c)
+	x.s.dropMonitor(x.c) // monitor.go
 	x.c.db = x.s.dbs[0]
 	x.c.name = ""
 	x.c.authed = x.s.cfg.RequirePass == ""

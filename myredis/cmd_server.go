@@ -234,8 +234,9 @@ func (s *Server) configParams() map[string]func() string {
 	// pubsub_config.go
 	params["client-output-buffer-limit"] = func() string { return formatObufLimits(c.ObufLimits) }
 	params["notify-keyspace-events"] = func() string { return formatNotifyClasses(c.NotifyEvents) }
-	c.Enc.params(params)  // encoding.go
-	c.Repl.params(params) // replication_config.go
+	c.Enc.params(params)   // encoding.go
+	c.Repl.params(params)  // replication_config.go
+	c.Intro.params(params) // introspect_config.go
 	return params
 }
 
@@ -317,6 +318,7 @@ func cmdConfig(x *Ctx) {
 // Redis 7.0's checks in its order: unknown names, immutable ones and repeats
 // first, then each value.
 func (x *Ctx) configSet() {
+	x.redactSensitiveConfigs() // introspect.go
 	params := x.s.configParams()
 	seen := map[string]bool{}
 	var names, vals []string

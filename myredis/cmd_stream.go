@@ -322,9 +322,10 @@ func cmdXadd(x *Ctx) {
 	s.add(id, fv, maxBytes, maxEntries)
 	x.replyStreamID(id)
 	x.db.modified(key)
+	x.notify(notifyStream, "xadd", key)
 	x.dirty(1)
-	if a.strategy != trimNone {
-		s.trim(&a.trimArgs)
+	if a.strategy != trimNone && s.trim(&a.trimArgs) > 0 {
+		x.notify(notifyStream, "xtrim", key)
 	}
 	x.rewriteAddTrim(s, &a, id)
 }
@@ -393,6 +394,7 @@ func cmdXtrim(x *Ctx) {
 	}
 	n := s.trim(&a.trimArgs)
 	if n > 0 {
+		x.notify(notifyStream, "xtrim", key)
 		x.db.modified(key)
 		x.dirty(int(n))
 		x.rewriteAddTrim(s, &a, streamID{})
@@ -513,6 +515,7 @@ func cmdXdel(x *Ctx) {
 			s.firstID = s.edge(true, false)
 		}
 		x.db.modified(key)
+		x.notify(notifyStream, "xdel", key)
 		x.dirty(deleted)
 	}
 	x.w.Int(int64(deleted))
@@ -583,6 +586,7 @@ func cmdXsetid(x *Ctx) {
 	x.db.modified(key)
 	x.dirty(1)
 	x.ok()
+	x.notify(notifyStream, "xsetid", key)
 }
 
 // ---- XREAD, XREADGROUP ----
@@ -818,6 +822,7 @@ func (x *Ctx) serveXread(w *Writer, a *xreadArgs, t *xreadTarget, count int64, h
 	if c == nil {
 		c = t.g.createConsumer(string(a.consumer), now)
 		x.dirty(1)
+		x.notify(notifyStream, "xgroup-createconsumer", t.key)
 		if a.noack {
 			x.alsoPropagate([]byte("XGROUP"), []byte("CREATECONSUMER"), []byte(t.key), a.group, a.consumer)
 		}
@@ -1135,6 +1140,7 @@ func cmdXgroup(x *Ctx) {
 		x.db.modified(key)
 		x.dirty(1)
 		x.ok()
+		x.notify(notifyStream, "xgroup-setid", key)
 	case sub == "destroy" && x.nargs() == 4:
 		if g == nil {
 			x.w.Int(0)
@@ -1144,6 +1150,7 @@ func cmdXgroup(x *Ctx) {
 		x.db.modified(key)
 		x.dirty(1)
 		x.w.Int(1)
+		x.notify(notifyStream, "xgroup-destroy", key)
 	case sub == "createconsumer" && x.nargs() == 5:
 		if g.createConsumer(x.arg(4), x.nowMs()) == nil {
 			x.w.Int(0)
@@ -1151,6 +1158,7 @@ func cmdXgroup(x *Ctx) {
 		}
 		x.db.modified(key)
 		x.dirty(1)
+		x.notify(notifyStream, "xgroup-createconsumer", key)
 		x.w.Int(1)
 	case sub == "delconsumer" && x.nargs() == 5:
 		c := g.consumers[x.arg(4)]
@@ -1162,6 +1170,7 @@ func cmdXgroup(x *Ctx) {
 		g.deleteConsumer(c)
 		x.db.modified(key)
 		x.dirty(1)
+		x.notify(notifyStream, "xgroup-delconsumer", key)
 		x.w.Int(int64(pending))
 	default:
 		x.err(errSubcommandSyntax(x.args))
@@ -1192,6 +1201,7 @@ func (x *Ctx) xgroupCreate(key, name string, s *stream, entriesRead int64) {
 	x.db.modified(key)
 	x.dirty(1)
 	x.ok()
+	x.notify(notifyStream, "xgroup-create", key)
 }
 
 var xgroupHelp = []string{
@@ -1459,7 +1469,7 @@ func cmdXclaim(x *Ctx) {
 			continue
 		}
 		if c == nil {
-			c = x.lookupOrCreateConsumer(g, consumerName, now)
+			c = x.lookupOrCreateConsumer(g, key, consumerName, now)
 		}
 		if p.consumer != c {
 			if p.consumer != nil {
@@ -1545,12 +1555,13 @@ func (x *Ctx) parseXclaimOpts(j int, now int64, o *xclaimOpts) bool {
 }
 
 // lookupOrCreateConsumer finds a consumer (marking it seen) or creates it.
-func (x *Ctx) lookupOrCreateConsumer(g *streamGroup, name string, now int64) *streamConsumer {
+func (x *Ctx) lookupOrCreateConsumer(g *streamGroup, key, name string, now int64) *streamConsumer {
 	if c := g.consumers[name]; c != nil {
 		c.seenTime = now
 		return c
 	}
 	x.dirty(1)
+	x.notify(notifyStream, "xgroup-createconsumer", key)
 	return g.createConsumer(name, now)
 }
 
@@ -1656,7 +1667,7 @@ func (x *Ctx) xautoclaim(key string, s *stream, g *streamGroup, a xautoclaimArgs
 			continue
 		}
 		if c == nil {
-			c = x.lookupOrCreateConsumer(g, x.arg(3), now)
+			c = x.lookupOrCreateConsumer(g, key, x.arg(3), now)
 		}
 		if p.consumer != c {
 			if p.consumer != nil {

@@ -78,6 +78,8 @@ type Config struct {
 	// is the config file read at start-up, absolute ("" : none), for CONFIG REWRITE.
 	Repl       ReplConfig
 	ConfigFile string
+	// Intro are the slow log and latency monitor settings (introspect_config.go).
+	Intro IntrospectConfig
 }
 
 // queryBufferLimit is the effective client-query-buffer-limit.
@@ -167,6 +169,7 @@ func (c *Config) fillDefaults() {
 	}
 	c.initEncoding()
 	c.initObuf()
+	c.initIntrospect()
 	if !c.keepAliveSet {
 		c.TCPKeepAlive = 300
 	}

@@ -302,6 +302,9 @@ func (c *Config) setMore(name, val string) error {
 		if handled, err := c.Repl.set(name, val); handled { // replication_config.go
 			return err
 		}
+		if err := c.setIntrospect(name, val); err != errUnknownOption { // introspect_config.go
+			return err
+		}
 		if !redisConfigNames[name] {
 			return errUnknownOption
 		}

@@ -204,6 +204,12 @@ const (
 	msgPFDebugNotSparse = "ERR HLL encoding is not sparse"
 	msgPFDebugUnknown   = "ERR Unknown PFDEBUG subcommand '%s'"
 	msgPFDebugArity     = "ERR Wrong number of arguments for the '%s' subcommand"
+
+	// SLOWLOG, LATENCY, MONITOR, DEBUG, CLIENT PAUSE (introspect.go and its files)
+	msgSubcommandSyntax    = "ERR unknown subcommand or wrong number of arguments for '%s'. Try %s HELP."
+	msgSlowlogCount        = "ERR count should be greater than or equal to -1"
+	msgDebugNotAllowed     = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."
+	msgMonitorDenyBlocking = "ERR MONITOR isn't allowed for DENY BLOCKING client"
 )
 
 // COMMAND GETKEYS.

@@ -36,6 +36,7 @@ func (s *Server) runExecutor() {
 		if !ok {
 			return
 		}
+		s.startTiming() // introspect.go
 		if j.fn != nil {
 			j.fn()
 			s.release(nil)
@@ -77,8 +78,8 @@ func (s *Server) submit(fn func()) {
 // runBatch executes the client's pending commands, appending replies to c.out.
 // It stops early when a command blocks; the rest wait in c.pending.
 func (s *Server) runBatch(c *Client) {
-	// the access time of every key this batch reads (OBJECT IDLETIME)
-	s.lruClock.Store(s.clock.Now().UnixMilli())
+	// the access time of every key this batch reads (OBJECT IDLETIME; introspect.go)
+	s.lruClock.Store(s.batchStartMs())
 	if !s.par.on { // workers run batches side by side (workers.go)
 		s.runningClient = c
 	}
@@ -156,6 +157,8 @@ type Ctx struct {
 	// readyKey is set when the command is a blocked one being served: the key
 	// whose change woke it, the one it takes from (as Redis serves key by key).
 	readyKey string
+	// redacted are the arguments the slow log and MONITOR hide (introspect.go)
+	redacted []int
 }
 
 // call runs one command for c: lookup, arity, auth, MULTI queueing, then the
@@ -185,6 +188,10 @@ func (s *Server) call(c *Client, args [][]byte, w *Writer) {
 	}
 	if !cmd.arityOK(len(args)) {
 		s.reject(c, cmd, w, errArity(cmd.name))
+		return
+	}
+	if cmd.flags&flagProtect != 0 && !s.debugAllowed(c) { // introspect_config.go
+		s.reject(c, cmd, w, msgDebugNotAllowed)
 		return
 	}
 	if c.needsAuth() && cmd.flags&flagNoAuth == 0 {
@@ -229,26 +236,27 @@ func (s *Server) exec(x *Ctx) {
 	}
 	before := s.dirty
 	mark := x.w.Len()
-	var start time.Time
-	timed := x.cmd.stats.timeNext() // every call would cost two clock reads: stats.go
-	if timed {
-		start = time.Now()
+	if x.cmd.intro&introMonitorFirst != 0 && len(s.intro.monitors) > 0 {
+		s.feedMonitors(x) // a script shows before the commands it runs (monitor.go)
 	}
+	start, timed := s.startCommand(x.cmd) // introspect.go
 	x.cmd.fn(x)
+	ns := int64(-1) // not timed
+	if timed {
+		ns = s.endTiming(start) // one clock read per command
+	}
 	s.stats.commands++ // as Redis: executed commands only, counted after they ran
 	// commandstats (stats.go); a command that blocked counts when it is served
 	if x.c.blocked == nil || x.inMulti || x.inScript {
 		out := x.w.Bytes()
-		failed := len(out) > mark && out[mark] == '-'
-		if !timed && !failed {
-			x.cmd.stats.calls++ // the common case, inline
+		if len(out) > mark && out[mark] == '-' {
+			s.countCall(x.cmd, ns, out[mark:], !x.inScript)
 		} else {
-			var reply []byte
-			if failed {
-				reply = out[mark:]
-			}
-			s.countTimedOrFailed(x, start, timed, reply)
+			x.cmd.stats.record(ns) // the common case
 		}
+	}
+	if ns >= s.intro.slowNs || len(s.intro.monitors) > 0 {
+		s.observe(x, ns) // slow log, latency monitor, MONITOR (introspect.go)
 	}
 	if s.dirty != before && x.cmd.flags&flagWrite != 0 {
 		args := x.args

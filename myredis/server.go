@@ -87,6 +87,8 @@ type Server struct {
 	estats execStats   // INFO commandstats, errorstats, rates, peak (stats.go)
 	net    netCounters // total_net_input_bytes / output, from connection goroutines
 	runID  string      // INFO run_id, random per run
+
+	intro introspection // slow log, latency monitor, MONITOR (introspect.go)
 }
 
 // stats are INFO's counters, owned by the executor (rejectedConns excepted).
@@ -135,6 +137,7 @@ func New(cfg Config, opts ...Option) *Server {
 	s.live.set(cfg)
 	s.scriptGuard.init(&s.live.luaLimitMs, s.quit)
 	s.configHooks = append(s.configHooks, func(_, next Config) { s.live.set(next) })
+	s.initIntrospection()
 	if cfg.Workers > 1 { // demonstration mode, see workers.go
 		s.startWorkers(cfg.Workers)
 	} else {
@@ -260,6 +263,7 @@ func (s *Server) forgetClient(c *Client) {
 	s.unwatchAll(c)
 	s.unblock(c)
 	s.dropSubscriptions(c)
+	s.dropMonitor(c) // monitor.go
 }
 
 // handle runs on the connection goroutine for the first command of each pipelined
