@@ -15,7 +15,7 @@ func commandsConnection() []*command {
 		{name: "hello", arity: -1, flags: flagNoAuth | flagNoScript, fn: cmdHello},
 		{name: "client", arity: -2, flags: flagNoScript, fn: cmdClient, subs: subcommands(map[string]int{
 			"id": 2, "getname": 2, "setname": 3, "setinfo": 4, "list": -2, "info": 2,
-			"no-evict": 3, "no-touch": 3, "reply": 3, "help": 2, "kill": -3,
+			"no-evict": 3, "no-touch": 3, "reply": 3, "help": 2, "kill": -3, "unblock": -3,
 		})},
 		{name: "reset", arity: 1, flags: flagNoAuth | flagNoScript | flagTx, fn: cmdReset},
 	}
@@ -204,6 +204,8 @@ func cmdClient(x *Ctx) {
 		x.ok()
 	case "list":
 		x.clientList()
+	case "unblock":
+		x.clientUnblock() // cmd_introspect.go
 	case "kill":
 		x.clientKill() // client_kill.go
 	case "info":

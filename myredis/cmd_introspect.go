@@ -17,3 +17,46 @@ func commandsIntrospection() []*command {
 }
 
 func init() { commandGroups = append(commandGroups, commandsIntrospection) }
+
+// clientUnblock is CLIENT UNBLOCK id [TIMEOUT|ERROR]: a client blocked in a
+// blocking command is answered as if its timeout had passed, or with an
+// UNBLOCKED error; 1 if there was one, 0 otherwise.
+func (x *Ctx) clientUnblock() {
+	if x.nargs() > 4 {
+		x.w.Errorf(msgSubcommandSyntax, x.arg(1), "CLIENT")
+		return
+	}
+	withError := false
+	if x.nargs() == 4 {
+		switch {
+		case x.argIs(3, "timeout"):
+		case x.argIs(3, "error"):
+			withError = true
+		default:
+			x.err(msgUnblockReason)
+			return
+		}
+	}
+	id, ok := x.argInt(2)
+	if !ok {
+		return
+	}
+	x.s.mu.Lock()
+	target := x.s.clients[id]
+	x.s.mu.Unlock()
+	if target == nil || target.blocked == nil {
+		x.w.Int(0)
+		return
+	}
+	if withError {
+		x.s.unblock(target)
+		target.blockOut.Reset()
+		target.blockOut.Error(msgUnblocked)
+		x.s.countErrorText(msgUnblocked)
+		target.lastActive.Store(x.s.clock.Now().UnixMilli())
+		x.s.release(target.wake)
+	} else {
+		x.s.timeoutBlocked(target) // executor.go
+	}
+	x.w.Int(1)
+}

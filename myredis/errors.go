@@ -210,6 +210,8 @@ const (
 	msgSlowlogCount        = "ERR count should be greater than or equal to -1"
 	msgDebugNotAllowed     = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."
 	msgMonitorDenyBlocking = "ERR MONITOR isn't allowed for DENY BLOCKING client"
+	msgUnblockReason       = "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"
+	msgUnblocked           = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
 )
 
 // COMMAND GETKEYS.

@@ -236,3 +236,29 @@ func TestDebugRefusedByDefault(t *testing.T) {
 		t.Error("enable-debug-command maybe accepted")
 	}
 }
+
+func TestClientUnblock(t *testing.T) {
+	c, _, addr := start(t)
+	b := redistest.Dial(t, addr)
+	id := strings.TrimSuffix(strings.TrimPrefix(b.Do("CLIENT", "ID"), ":"), "\r\n")
+	for _, tc := range []struct{ mode, want string }{
+		{"TIMEOUT", nullArr},
+		{"ERROR", "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n"},
+	} {
+		if err := b.Write(redistest.Encode("BLPOP", "l", "0")); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; !strings.Contains(c.Do("CLIENT", "LIST"), "flags=b"); i++ {
+			if i > 500 {
+				t.Fatal("never blocked")
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		mustDo(t, c, num(1), "CLIENT", "UNBLOCK", id, tc.mode)
+		if got, err := b.Read(); err != nil || got != tc.want {
+			t.Fatalf("%s: blocked client got %q, %v; want %q", tc.mode, got, err, tc.want)
+		}
+		mustDo(t, c, num(0), "CLIENT", "UNBLOCK", id, tc.mode) // not blocked any more
+	}
+	mustDo(t, b, simple("PONG"), "PING")
+}

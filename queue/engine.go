@@ -10,8 +10,11 @@ package queue
 
 import (
 	"context"
+	crand "crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"regexp"
@@ -31,6 +34,19 @@ var (
 	ErrNotAdmitted = errors.New("queue: ticket is not admitted")    // 409 / 410
 	ErrKilled      = errors.New("queue: instance killed by a fail point")
 	ErrBadSettings = errors.New("queue: invalid settings")
+	ErrClosed      = errors.New("queue: the queue is closed") // 409
+)
+
+// QueueState is a queue's state. An admin sets open, paused or closed;
+// scheduled is what an open or paused queue is before its OpensAt, and a
+// queue past its ClosesAt is closed.
+type QueueState string
+
+const (
+	QueueOpen      QueueState = "open"      // admitting
+	QueuePaused    QueueState = "paused"    // nobody admitted; everyone keeps their place and may still join
+	QueueClosed    QueueState = "closed"    // sold out / over: no joins, waiting tickets end with reason closed
+	QueueScheduled QueueState = "scheduled" // before OpensAt: joins go to the pre-queue
 )
 
 // Settings are stored in the store (hash wr:{q}:settings) so every instance
@@ -43,6 +59,13 @@ type Settings struct {
 	// MaxSession bounds a session from its admission: heartbeats stop
 	// extending it past admission + MaxSession (default 30 minutes).
 	MaxSession time.Duration
+
+	// Issue 19: the queue's state and schedule, and what its page shows.
+	State    QueueState // QueueOpen (default), QueuePaused or QueueClosed as an admin set it
+	Message  string     // the site's message, shown on the page (why paused, sold out, ...)
+	OpensAt  time.Time  // zero: none; before it joins go to the pre-queue, at it the pre-queue is drawn
+	ClosesAt time.Time  // zero: none; from it the queue is closed
+	PowBits  int        // proof of work at join: leading zero bits of SHA-256; 0 = off
 }
 
 // DefaultSettings are used when neither the options nor the store say otherwise.
@@ -53,6 +76,14 @@ func (s Settings) validate() error {
 	if s.Slot < 1 || s.Session < time.Millisecond || s.TicketTTL < time.Millisecond || s.MaxSession < time.Millisecond {
 		return fmt.Errorf("%w: slot %d, session %v, ticket ttl %v, max session %v", ErrBadSettings,
 			s.Slot, s.Session, s.TicketTTL, s.MaxSession)
+	}
+	if s.PowBits < 0 || s.PowBits > MaxPowBits {
+		return fmt.Errorf("%w: pow bits %d (want 0-%d)", ErrBadSettings, s.PowBits, MaxPowBits)
+	}
+	switch s.State {
+	case "", QueueOpen, QueuePaused, QueueClosed:
+	default:
+		return fmt.Errorf("%w: state %q (want open, paused or closed)", ErrBadSettings, s.State)
 	}
 	return nil
 }
@@ -65,6 +96,11 @@ type SettingsPatch struct {
 	Session    *time.Duration
 	TicketTTL  *time.Duration
 	MaxSession *time.Duration
+	State      *QueueState
+	Message    *string
+	OpensAt    *time.Time // the zero time removes the schedule
+	ClosesAt   *time.Time // the zero time removes it
+	PowBits    *int
 }
 
 // Options configure one engine (one queue on one instance).
@@ -84,8 +120,11 @@ type Options struct {
 	// starts and delete it when it ends (two more commands per round), so a
 	// crash test can tell from the store whether a kill landed mid-round.
 	MarkRounds bool
-	Logger     *slog.Logger
-	Hooks      Hooks
+	// DrawRand is where the seed of a scheduled queue's draw comes from
+	// (default crypto/rand); tests give a seeded source.
+	DrawRand io.Reader
+	Logger   *slog.Logger
+	Hooks    Hooks
 }
 
 // Hooks let a test or the bench watch and disturb an engine.
@@ -122,6 +161,7 @@ type Engine struct {
 
 	mu       sync.Mutex
 	settings Settings
+	setAt    time.Time // when settings were read (CurrentSettings)
 	rate     rateCache
 
 	trigger chan struct{}
@@ -186,6 +226,9 @@ func New(rdb redis.UniversalClient, name string, opt Options) (*Engine, error) {
 	}
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
+	}
+	if opt.DrawRand == nil {
+		opt.DrawRand = crand.Reader
 	}
 	return &Engine{
 		rdb:      rdb,
@@ -273,6 +316,19 @@ func (e *Engine) parseSettings(m map[string]string) (Settings, bool) {
 	ms("session_ms", &s.Session)
 	ms("ticket_ttl_ms", &s.TicketTTL)
 	ms("max_session_ms", &s.MaxSession)
+	s.State = QueueOpen
+	if v := m["state"]; v != "" {
+		s.State = QueueState(v)
+	}
+	s.Message = m["message"]
+	s.PowBits, _ = strconv.Atoi(m["pow_bits"])
+	s.OpensAt, s.ClosesAt = time.Time{}, time.Time{}
+	if v, err := strconv.ParseInt(m["opens_at_ms"], 10, 64); err == nil && v > 0 {
+		s.OpensAt = time.UnixMilli(v)
+	}
+	if v, err := strconv.ParseInt(m["closes_at_ms"], 10, 64); err == nil && v > 0 {
+		s.ClosesAt = time.UnixMilli(v)
+	}
 	return s, complete
 }
 
@@ -309,24 +365,91 @@ func (e *Engine) SetSettingFields(ctx context.Context, p SettingsPatch) (Setting
 			args = append(args, f.name, f.v.Milliseconds())
 		}
 	}
+	if p.State != nil {
+		check.State = *p.State
+		args = append(args, "state", string(*p.State))
+	}
+	if p.Message != nil {
+		args = append(args, "message", *p.Message)
+	}
+	if p.PowBits != nil {
+		check.PowBits = *p.PowBits
+		args = append(args, "pow_bits", *p.PowBits)
+	}
+	var del []string
+	at := func(field string, t *time.Time) {
+		switch {
+		case t == nil:
+		case t.IsZero():
+			del = append(del, field)
+		default:
+			args = append(args, field, t.UnixMilli())
+		}
+	}
+	at("opens_at_ms", p.OpensAt)
+	at("closes_at_ms", p.ClosesAt)
+	if p.OpensAt != nil {
+		// A new opening gets a new draw, with a seed nobody saw before.
+		seed, err := e.drawSeed()
+		if err != nil {
+			return Settings{}, err
+		}
+		args = append(args, "draw_seed", seed)
+		del = append(del, "drawn_ms")
+	}
 	if err := check.validate(); err != nil {
 		return Settings{}, err
 	}
-	if len(args) == 0 {
+	if len(args) == 0 && len(del) == 0 {
 		return e.Settings(ctx)
 	}
 	if err := e.initSettings(ctx); err != nil {
 		return Settings{}, err
 	}
-	if err := e.rdb.HSet(ctx, e.k.settings, args...).Err(); err != nil {
+	_, err := e.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		if len(del) > 0 {
+			p.HDel(ctx, e.k.settings, del...)
+		}
+		if len(args) > 0 {
+			p.HSet(ctx, e.k.settings, args...)
+		}
+		return nil
+	})
+	if err != nil {
 		return Settings{}, err
 	}
+	e.Trigger() // a queue opened, or its opening moved to the past: draw and admit now
 	return e.Settings(ctx)
+}
+
+// drawSeed returns two 31-bit numbers "a:b" for the draw's generator.
+func (e *Engine) drawSeed() (string, error) {
+	var b [8]byte
+	if _, err := io.ReadFull(e.opt.DrawRand, b[:]); err != nil {
+		return "", fmt.Errorf("queue: draw seed: %w", err)
+	}
+	a := binary.LittleEndian.Uint32(b[:4]) & 0x7fffffff
+	c := binary.LittleEndian.Uint32(b[4:]) & 0x7fffffff
+	return strconv.FormatUint(uint64(a), 10) + ":" + strconv.FormatUint(uint64(c), 10), nil
+}
+
+// CurrentSettings are the queue's settings as read at most one period ago
+// (what the page is told: message, schedule), read again when older.
+func (e *Engine) CurrentSettings(ctx context.Context) Settings {
+	e.mu.Lock()
+	s, at := e.settings, e.setAt
+	e.mu.Unlock()
+	if !at.IsZero() && time.Since(at) < e.opt.Period {
+		return s
+	}
+	s, _ = e.Settings(ctx) // on error: the cached value
+	return s
 }
 
 func (e *Engine) setCached(s Settings) {
 	e.mu.Lock()
 	e.settings = s
+	e.setAt = time.Now()
 	e.mu.Unlock()
 }
 

@@ -135,14 +135,17 @@ func (e *Engine) prepare(ctx context.Context, r *RoundResult) (now time.Time, se
 	if err != nil {
 		return time.Time{}, Settings{}, err
 	}
-	if len(res) != 7 {
+	if len(res) != 8 {
 		return time.Time{}, Settings{}, fmt.Errorf("queue: prepare script: unexpected reply %v", res)
 	}
 	ms := func(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
-	set = Settings{Slot: int(res[1]), Session: ms(res[2]), TicketTTL: ms(res[3]), MaxSession: ms(res[4])}
-	e.setCached(set)
+	set = e.cachedSettings()
+	set.Slot, set.Session, set.TicketTTL, set.MaxSession = int(res[1]), ms(res[2]), ms(res[3]), ms(res[4])
 	r.Reclaimed = res[5]
 	r.Dropped = int(res[6])
+	if res[7] == 0 {
+		set.Slot = 0 // paused, scheduled or closed: admit nobody this round
+	}
 	return time.UnixMilli(res[0]), set, nil
 }
 
@@ -169,6 +172,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	t := time.NewTicker(e.opt.Period)
 	defer t.Stop()
 	var lastErr time.Time
+	var histAt time.Time // when this instance last offered a history point
 	for {
 		select {
 		case <-ctx.Done():
@@ -177,6 +181,12 @@ func (e *Engine) Run(ctx context.Context) error {
 		case <-e.trigger:
 		}
 		_, err := e.Round(ctx)
+		if err == nil && time.Since(histAt) >= HistoryStep/2 {
+			histAt = time.Now()
+			if herr := e.recordHistory(ctx); herr != nil {
+				e.log.Debug("history point not written", "err", herr)
+			}
+		}
 		if err == nil && e.failing.Load() == 0 && !lastErr.IsZero() {
 			e.log.Info("admission rounds succeed again")
 			lastErr = time.Time{}

@@ -110,6 +110,7 @@ const (
 	domainTicket  = "ticket"
 	domainPass    = "pass"
 	domainSession = "session"
+	domainCode    = "code"
 )
 
 // SignTicket returns the token a client holds for ticket id.

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -115,34 +116,35 @@ type Stats struct {
 	Name          string
 	Strategy      Strategy
 	Settings      Settings
+	State         QueueState // the state now: open, paused, scheduled or closed
 	Waiting       int64
 	Active        int64
+	PreQueue      int64 // joined before the opening, not drawn yet
+	Draws         int64 // draws of pre-queues so far (one per opening)
+	BypassUses    int64 // joins with a bypass code so far
 	AdmittedTotal int64
 	AdmitRate     float64 // per second over the last minute, all instances
 }
 
-// Stats reads the queue's counts and settings from the store.
+// Stats reads the queue's counts and settings from the store (one script
+// call, which also makes a draw that is due).
 func (e *Engine) Stats(ctx context.Context) (Stats, error) {
 	set, err := e.Settings(ctx)
 	if err != nil {
 		return Stats{}, err
 	}
-	var w, a *redis.IntCmd
-	var adm *redis.StringCmd
-	_, err = e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		w = p.ZCard(ctx, e.k.waiting)
-		a = p.ZCard(ctx, e.k.active)
-		adm = p.Get(ctx, e.k.admitted)
-		return nil
-	})
-	if err != nil && err != redis.Nil {
+	res, err := e.script(ctx, "info").Slice()
+	if err != nil {
 		return Stats{}, err
+	}
+	if len(res) != 9 {
+		return Stats{}, fmt.Errorf("queue: info script: unexpected reply %v", res)
 	}
 	r, err := e.AdmitRate(ctx)
 	if err != nil {
 		return Stats{}, err
 	}
-	total, _ := strconv.ParseInt(adm.Val(), 10, 64)
-	return Stats{Name: e.name, Strategy: e.opt.Strategy, Settings: set,
-		Waiting: w.Val(), Active: a.Val(), AdmittedTotal: total, AdmitRate: r}, nil
+	return Stats{Name: e.name, Strategy: e.opt.Strategy, Settings: set, State: QueueState(fmt.Sprint(res[1])),
+		Waiting: toInt(res[2]), Active: toInt(res[3]), AdmittedTotal: toInt(res[4]), PreQueue: toInt(res[5]),
+		Draws: toInt(res[7]), BypassUses: toInt(res[8]), AdmitRate: r}, nil
 }

@@ -14,6 +14,9 @@ const (
 	StateWaiting  State = "waiting"
 	StateAdmitted State = "admitted"
 	StateExpired  State = "expired"
+	// StatePreQueue: joined a scheduled queue before it opened; at OpensAt
+	// the pre-queue is shuffled into the line.
+	StatePreQueue State = "pre_queue"
 )
 
 // Reasons a ticket is over (Status.Reason), exactly as the API reports them.
@@ -22,6 +25,7 @@ const (
 	ReasonSessionOver = "session_over" // admitted, and the session ran out (or hit the max session)
 	ReasonExpired     = "expired"      // waiting, and stopped polling for a ticket TTL
 	ReasonNotFound    = "not_found"    // never joined, or ended longer than a ticket TTL ago
+	ReasonClosed      = "closed"       // the queue closed (sold out) while the ticket waited
 )
 
 // Errors of the session operations.
@@ -40,6 +44,12 @@ type Status struct {
 	Position int64         // 0 = next to be admitted
 	ETA      time.Duration // estimated wait; valid only when HasETA
 	HasETA   bool          // false until the queue has an admission rate
+	// QueueState is the queue's state when waiting (open or paused).
+	QueueState QueueState
+
+	// Pre-queue: how many joined it so far, and when the draw is.
+	PreQueue int64
+	OpensAt  time.Time
 
 	// Admitted (confirmed: an optimistic reservation that may still be
 	// rolled back shows as waiting at position 0).
@@ -57,19 +67,53 @@ type Status struct {
 // joins of one user get one ticket. The user id must be one the caller
 // vouches for (the HTTP layer accepts only ids signed by the protected site).
 func (e *Engine) Join(ctx context.Context, user string) (Status, error) {
-	res, err := e.script(ctx, "join", newTicketID(), user).Slice()
+	return e.join(ctx, user, "")
+}
+
+// JoinCode is Join with a bypass code (IssueCodes): the code loses one use,
+// and the user is admitted at once when the queue is open and has a free
+// place, or else goes to the head of the line. ErrBadCode for a malformed or
+// forged code, ErrCodeUsed for one with no use left (nothing is spent then).
+func (e *Engine) JoinCode(ctx context.Context, user, code string) (Status, error) {
+	id, ok := e.sig.verify(domainCode, code)
+	if !ok || !validCodeID(id) {
+		return Status{}, ErrBadCode
+	}
+	return e.join(ctx, user, id)
+}
+
+func (e *Engine) join(ctx context.Context, user, codeID string) (Status, error) {
+	res, err := e.script(ctx, "join", newTicketID(), user, codeID).Slice()
 	if err != nil {
 		return Status{}, err
 	}
-	if len(res) != 3 {
+	if len(res) != 4 {
 		return Status{}, fmt.Errorf("queue: join script: unexpected reply %v", res)
 	}
 	id, _ := res[0].(string)
+	switch res[3] {
+	case "closed":
+		return Status{}, ErrClosed
+	case "code":
+		return Status{}, ErrCodeUsed
+	}
 	if toInt(res[1]) == 0 { // the user's live ticket
 		return e.Status(ctx, id)
 	}
 	e.c.joins.Add(1)
-	st := Status{Ticket: id, State: StateWaiting, Position: toInt(res[2])}
+	if res[3] == "admitted" {
+		e.c.admitted.Add(1)
+		e.mu.Lock()
+		e.rate.valid = false
+		e.mu.Unlock()
+		return e.Status(ctx, id)
+	}
+	if res[3] == "p" {
+		set := e.CurrentSettings(ctx)
+		return Status{Ticket: id, State: StatePreQueue, PreQueue: toInt(res[2]) + 1, OpensAt: set.OpensAt,
+			QueueState: QueueScheduled}, nil
+	}
+	st := Status{Ticket: id, State: StateWaiting, Position: toInt(res[2]), QueueState: QueueState(fmt.Sprint(res[3]))}
 	e.fillETA(ctx, &st)
 	return st, nil
 }
@@ -115,8 +159,16 @@ func (e *Engine) Statuses(ctx context.Context, ids []string) ([]Status, error) {
 			return nil, fmt.Errorf("queue: status script: unexpected answer %v", r)
 		}
 		switch v[0] {
+		case "p":
+			st.State, st.PreQueue, st.QueueState = StatePreQueue, toInt(v[1]), QueueScheduled
+			if len(v) > 2 {
+				st.OpensAt = time.UnixMilli(toInt(v[2]))
+			}
 		case "w":
-			st.State, st.Position = StateWaiting, toInt(v[1])
+			st.State, st.Position, st.QueueState = StateWaiting, toInt(v[1]), QueueOpen
+			if len(v) > 2 {
+				st.QueueState = QueueState(fmt.Sprint(v[2]))
+			}
 			if rate < 0 {
 				rate, _ = e.AdmitRate(ctx)
 			}

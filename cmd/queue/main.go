@@ -266,8 +266,26 @@ func serve(g globals, log *slog.Logger) error {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// Queues created through the admin API get the global flags' defaults.
+	runtime := &httpapi.Runtime{Period: g.period, NewEngine: func(name string, spec queue.Spec) (*queue.Engine, error) {
+		st := spec.Strategy
+		if st == "" {
+			st = g.strategy
+		}
+		return queue.New(rdb, name, queue.Options{
+			Strategy: st, Period: g.period, InstanceID: g.instanceID, Secret: []byte(g.secret),
+			Defaults: queue.Settings{Slot: g.slot, Session: g.session, TicketTTL: g.ticketTTL, MaxSession: g.maxSession},
+			Logger:   log, MarkRounds: g.markRounds,
+			Hooks: queue.Hooks{OnAdmit: func([]queue.Admission) {
+				if api != nil {
+					api.Notify(name)
+				}
+			}},
+		})
+	}}
 	api, err = httpapi.New(httpapi.Config{Queues: rooms, Store: rdb, AdminToken: g.adminToken, Logger: log, Registry: reg,
-		MaxStreams: g.maxStreams, MaxStreamsPerTicket: g.maxStreamsPerTicket, TrustedProxies: g.proxies})
+		MaxStreams: g.maxStreams, MaxStreamsPerTicket: g.maxStreamsPerTicket, TrustedProxies: g.proxies,
+		Runtime: runtime})
 	if err != nil {
 		return err
 	}
@@ -296,6 +314,12 @@ func serve(g globals, log *slog.Logger) error {
 			}
 		}()
 	}
+
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		api.Run(loops) // the queues created at run time
+	}()
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

@@ -1,13 +1,10 @@
 package httpapi_test
 
-// The browser test needs Chromium (Debian's chromium package; .ci/run
-// installs it) and skips with a message without it. Screenshots go to
-// $WAITROOM_ARTIFACTS, default artifacts/ at the repository root.
+// The waiting-room page in headless Chromium (chrome_test.go).
 
 import (
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -19,26 +16,6 @@ import (
 	"waitroom/queue/demosite"
 	"waitroom/queue/storetest"
 )
-
-func artifactsDir(t *testing.T) string {
-	dir := os.Getenv("WAITROOM_ARTIFACTS")
-	if dir == "" {
-		wd, err := os.Getwd()
-		require.NoError(t, err)
-		for d := wd; ; d = filepath.Dir(d) {
-			if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-				dir = filepath.Join(d, "artifacts")
-				break
-			}
-			if filepath.Dir(d) == d {
-				dir = filepath.Join(wd, "artifacts")
-				break
-			}
-		}
-	}
-	require.NoError(t, os.MkdirAll(dir, 0o755))
-	return dir
-}
 
 // room is a protected site in front of one waiting room, all in process.
 type browserRoom struct {
@@ -90,16 +67,12 @@ func jsEntered(site string) string {
 }
 
 func TestBrowserWaitingRoom(t *testing.T) {
-	chromium := findChromium()
-	if chromium == "" {
-		t.Skip("chromium not found (apt-get install chromium, or set WAITROOM_CHROMIUM); skipping the browser test")
-	}
+	browser := newBrowser(t)
 	dir := artifactsDir(t)
-	devtools := startChromium(t, chromium)
 
 	t.Run("live", func(t *testing.T) {
 		b := newBrowserRoom(t, 1, 2) // one admitted, two waiting before the page
-		page := newPage(t, devtools)
+		page := newTab(t, browser)
 		page.viewport(t, 1280, 860, 1, false)
 		page.navigate(t, b.e.ts.URL+"/q/"+b.q)
 
@@ -116,7 +89,7 @@ func TestBrowserWaitingRoom(t *testing.T) {
 		assert.Contains(t, m.raw, "queue_event_streams 1", "the page follows the queue over server-sent events")
 
 		// A reload keeps the place.
-		require.NoError(t, page.call("Page.reload", map[string]any{}, nil))
+		page.reload(t)
 		page.waitFor(t, "position 3 after a reload", jsPosition("3"), 10*time.Second)
 		again, _ := page.eval(`localStorage.getItem("waitroom:` + b.q + `:ticket")`)
 		assert.Equal(t, ticket, again, "a reload keeps the ticket")
@@ -155,10 +128,8 @@ func TestBrowserWaitingRoom(t *testing.T) {
 	// Without EventSource the page polls and still gets in.
 	t.Run("polling", func(t *testing.T) {
 		b := newBrowserRoom(t, 1, 0)
-		page := newPage(t, devtools)
-		require.NoError(t, page.call("Page.enable", map[string]any{}, nil))
-		require.NoError(t, page.call("Page.addScriptToEvaluateOnNewDocument",
-			map[string]any{"source": "delete window.EventSource;"}, nil))
+		page := newTab(t, browser)
+		page.onNewDocument(t, "delete window.EventSource;")
 		page.navigate(t, b.e.ts.URL+"/q/"+b.q)
 		page.waitFor(t, "position 1", jsPosition("1"), 10*time.Second)
 		m := b.e.do("GET", "/metrics", "", "")

@@ -134,13 +134,13 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	if !send("status", body) {
 		return
 	}
-	rm.hub.schedule(sb, st.Position)
+	rm.hub.schedule(sb, streamAhead(st))
 
 	end := time.NewTimer(s.cfg.StreamLifetime)
 	defer end.Stop()
 	keepAlive := time.NewTicker(streamKeepAlive)
 	defer keepAlive.Stop()
-	for st.State == queue.StateWaiting {
+	for st.State == queue.StateWaiting || st.State == queue.StatePreQueue {
 		select {
 		case <-r.Context().Done():
 			return
@@ -293,7 +293,7 @@ func (h *hub) check(due map[string][]*sub) {
 			if err != nil {
 				sb.due = now.Add(time.Second)
 			} else {
-				sb.ahead = a.st.Position
+				sb.ahead = streamAhead(a.st)
 				sb.due = now.Add(h.interval(sb.ahead))
 			}
 			h.mu.Unlock()
@@ -323,5 +323,14 @@ func newsKey(v any, data []byte) string {
 			eta = fmt.Sprintf("%.0fm", math.Round(e/60))
 		}
 	}
-	return fmt.Sprintf("waiting|%d|%s", w.Position, eta)
+	return fmt.Sprintf("waiting|%d|%s|%s|%s", w.Position, eta, w.QueueState, w.Message)
+}
+
+// streamAhead is the hub's scheduling weight of a status: the people ahead,
+// and a far place for the pre-queue (nothing moves there until the draw).
+func streamAhead(st queue.Status) int64 {
+	if st.State == queue.StatePreQueue {
+		return 4 * notifyAheadLimit
+	}
+	return st.Position
 }

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"math"
 	"mime"
@@ -22,6 +21,18 @@ type waitingBody struct {
 	Ahead       int64    `json:"ahead"`       // people in front
 	ETASeconds  *float64 `json:"eta_seconds"` // null until the queue has an admission rate
 	PollAfterMs int64    `json:"poll_after_ms"`
+	QueueState  string   `json:"queue_state"`       // open, or paused (nobody admitted; places kept)
+	Message     string   `json:"message,omitempty"` // the site's message
+}
+
+// preQueueBody: joined a scheduled queue before it opened.
+type preQueueBody struct {
+	State       string `json:"state"` // "pre_queue"
+	Ticket      string `json:"ticket,omitempty"`
+	OpensAt     string `json:"opens_at"`
+	PreQueue    int64  `json:"pre_queue"` // people in the pre-queue so far
+	PollAfterMs int64  `json:"poll_after_ms"`
+	Message     string `json:"message,omitempty"`
 }
 
 type admittedBody struct {
@@ -52,6 +63,16 @@ type queueBody struct {
 	TicketTTLSeconds float64 `json:"ticket_ttl_seconds"`
 	MaxSessionSecs   float64 `json:"max_session_seconds"`
 	Instance         string  `json:"instance"`
+	State            string  `json:"state"`       // now: open, paused, scheduled or closed
+	AdminState       string  `json:"admin_state"` // as set: open, paused or closed
+	Message          string  `json:"message"`
+	OpensAt          *string `json:"opens_at"`
+	ClosesAt         *string `json:"closes_at"`
+	PreQueue         int64   `json:"pre_queue"`
+	PowBits          int     `json:"pow_bits"`
+	Draws            int64   `json:"draws"`
+	BypassUses       int64   `json:"bypass_uses"`
+	Runtime          bool    `json:"runtime"` // created through the admin API (can be deleted)
 }
 
 const maxUserLen = 128
@@ -75,9 +96,16 @@ func pollAfter(ahead int64, ticketTTL time.Duration) time.Duration {
 // ticket is echoed when non-empty (join).
 func (s *Server) statusResponse(ctx context.Context, rm *room, st queue.Status, ticket string) (int, any) {
 	switch st.State {
+	case queue.StatePreQueue:
+		poll := min(pollAfter(1000, rm.ticketTTL(ctx)), max(time.Until(st.OpensAt), 200*time.Millisecond))
+		return http.StatusOK, preQueueBody{State: "pre_queue", Ticket: ticket, OpensAt: timeJSON(st.OpensAt),
+			PreQueue: st.PreQueue, PollAfterMs: poll.Milliseconds(), Message: rm.eng.CurrentSettings(ctx).Message}
 	case queue.StateWaiting:
 		b := waitingBody{State: "waiting", Ticket: ticket, Position: st.Position + 1, Ahead: st.Position,
-			PollAfterMs: pollAfter(st.Position, rm.ticketTTL(ctx)).Milliseconds()}
+			PollAfterMs: pollAfter(st.Position, rm.ticketTTL(ctx)).Milliseconds(), QueueState: string(st.QueueState)}
+		if st.QueueState != queue.QueueOpen {
+			b.Message = rm.eng.CurrentSettings(ctx).Message
+		}
 		if st.HasETA {
 			eta := math.Round(st.ETA.Seconds()*10) / 10
 			b.ETASeconds = &eta
@@ -87,7 +115,11 @@ func (s *Server) statusResponse(ctx context.Context, rm *room, st queue.Status, 
 		return http.StatusOK, admittedBody{State: "admitted", Ticket: ticket, Pass: st.Pass,
 			ExpiresAt: timeJSON(st.ExpiresAt), RedirectURL: rm.redirect(st.Pass)}
 	}
-	return http.StatusGone, expiredBody(st.Reason)
+	b := expiredBody(st.Reason)
+	if st.Reason == queue.ReasonClosed {
+		b.Message = rm.eng.CurrentSettings(ctx).Message
+	}
+	return http.StatusGone, b
 }
 
 // expiredBody is the 410 of a ticket that is over, with its exact reason:
@@ -104,6 +136,7 @@ var reasonText = map[string]string{
 	queue.ReasonSessionOver: "the session is over",
 	queue.ReasonExpired:     "the ticket expired: its page stopped polling",
 	queue.ReasonNotFound:    "no such ticket (never joined, or over long ago)",
+	queue.ReasonClosed:      "the queue closed",
 }
 
 // redirect is the target URL with the pass added, or "" without a target.
@@ -156,6 +189,11 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 		User    string `json:"user"`
 		Expires int64  `json:"expires"`
 		Sig     string `json:"sig"`
+		Code    string `json:"code"` // a bypass code (admin API)
+		PoW     *struct {
+			Challenge string `json:"challenge"`
+			Solution  string `json:"solution"`
+		} `json:"pow"` // the solved challenge, when the queue asks for proof of work
 	}
 	if !s.decodeBody(w, r, &req, true) {
 		return
@@ -184,7 +222,43 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, "join", err)
 		return
 	}
-	st, err := rm.eng.Join(ctx, req.User)
+	if bits := rm.eng.CurrentSettings(ctx).PowBits; bits > 0 {
+		if req.PoW == nil {
+			writeError(w, http.StatusBadRequest, "this queue asks for proof of work: solve GET .../challenge and send {\"pow\":{\"challenge\",\"solution\"}}")
+			return
+		}
+		switch err := rm.eng.CheckPoW(ctx, req.PoW.Challenge, req.PoW.Solution, bits); {
+		case errors.Is(err, queue.ErrBadPoW):
+			writeError(w, http.StatusBadRequest, "invalid proof of work (malformed, forged, expired, too easy or wrong)")
+			return
+		case errors.Is(err, queue.ErrPoWUsed):
+			writeError(w, http.StatusBadRequest, "this proof of work was used already")
+			return
+		case err != nil:
+			s.fail(w, r, "join", err)
+			return
+		}
+	}
+	var st queue.Status
+	var err error
+	if req.Code != "" {
+		st, err = rm.eng.JoinCode(ctx, req.User, req.Code)
+	} else {
+		st, err = rm.eng.Join(ctx, req.User)
+	}
+	switch {
+	case errors.Is(err, queue.ErrBadCode):
+		writeError(w, http.StatusBadRequest, "invalid bypass code")
+		return
+	case errors.Is(err, queue.ErrCodeUsed):
+		writeError(w, http.StatusBadRequest, "the bypass code has no use left")
+		return
+	}
+	if errors.Is(err, queue.ErrClosed) {
+		writeJSON(w, http.StatusConflict, errorBody{Error: "the queue is closed", State: "closed",
+			Message: rm.eng.CurrentSettings(ctx).Message})
+		return
+	}
 	if err != nil {
 		s.fail(w, r, "join", err)
 		return
@@ -196,6 +270,21 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 	}
 	code, body := s.statusResponse(ctx, rm, st, rm.eng.SignTicket(st.Ticket))
 	writeJSON(w, code, body)
+}
+
+// challenge: GET /v1/queues/{q}/challenge, a proof-of-work challenge at the
+// queue's difficulty (difficulty 0: the queue asks for none; the challenge
+// is issued anyway and a join may ignore it).
+func (s *Server) challenge(w http.ResponseWriter, r *http.Request) {
+	rm, ok := s.room(w, r)
+	if !ok {
+		return
+	}
+	ctx, cancel := s.withStore(r)
+	defer cancel()
+	bits := rm.eng.CurrentSettings(ctx).PowBits
+	c, exp := rm.eng.Challenge(bits)
+	writeJSON(w, http.StatusOK, map[string]any{"challenge": c, "difficulty": bits, "expires_at": timeJSON(exp)})
 }
 
 // status: GET /v1/queues/{q}/status with the ticket as bearer token. A poll
@@ -322,7 +411,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 		Page string `json:"page"`
 	}
 	out := []item{}
-	for _, n := range s.names {
+	for _, n := range s.table().names {
 		out = append(out, item{Name: n, Page: "/q/" + n})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"queues": out})
@@ -340,103 +429,29 @@ func (s *Server) info(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) writeInfo(ctx context.Context, w http.ResponseWriter, r *http.Request, rm *room) {
+	s.writeInfoStatus(ctx, w, r, rm, http.StatusOK)
+}
+
+func (s *Server) writeInfoStatus(ctx context.Context, w http.ResponseWriter, r *http.Request, rm *room, code int) {
 	st, err := rm.eng.Stats(ctx)
 	if err != nil {
 		s.fail(w, r, "stats", err)
 		return
 	}
-	writeJSON(w, http.StatusOK, queueBody{
+	optTime := func(t time.Time) *string {
+		if t.IsZero() {
+			return nil
+		}
+		s := timeJSON(t)
+		return &s
+	}
+	writeJSON(w, code, queueBody{
 		Name: st.Name, Slot: st.Settings.Slot, Active: st.Active, Waiting: st.Waiting,
 		AdmittedTotal: st.AdmittedTotal, AdmitRatePerS: math.Round(st.AdmitRate*100) / 100,
 		Strategy: string(st.Strategy), SessionSeconds: st.Settings.Session.Seconds(),
 		TicketTTLSeconds: st.Settings.TicketTTL.Seconds(), MaxSessionSecs: st.Settings.MaxSession.Seconds(),
-		Instance: rm.eng.InstanceID(),
+		Instance: rm.eng.InstanceID(), State: string(st.State), AdminState: string(st.Settings.State),
+		Message: st.Settings.Message, OpensAt: optTime(st.Settings.OpensAt), ClosesAt: optTime(st.Settings.ClosesAt),
+		PreQueue: st.PreQueue, PowBits: st.Settings.PowBits, Draws: st.Draws, BypassUses: st.BypassUses, Runtime: rm.runtime,
 	})
-}
-
-// update: PUT /v1/queues/{q} with the admin token sets the slot, session,
-// ticket TTL and max session for every instance (each picks them up at its
-// next round). Only the fields given are written. A client IP that failed
-// AdminFailures times within a minute gets 429 before its token is looked at.
-func (s *Server) update(w http.ResponseWriter, r *http.Request) {
-	rm, ok := s.room(w, r)
-	if !ok {
-		return
-	}
-	tok := bearer(r)
-	if tok == "" {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="waitroom-admin"`)
-		writeError(w, http.StatusUnauthorized, "missing admin token (Authorization: Bearer <token>)")
-		return
-	}
-	if s.cfg.AdminToken == "" {
-		writeError(w, http.StatusForbidden, "the admin API is disabled on this instance (no --admin-token)")
-		return
-	}
-	ctx, cancel := s.withStore(r)
-	defer cancel()
-	failKey := "wr:{" + rm.eng.Name() + "}:adminfail:" + s.clientIP(r).String()
-	if err := s.allow(ctx, failKey, s.cfg.AdminFailures, 0); err != nil {
-		var lim errLimited
-		if errors.As(err, &lim) {
-			writeLimited(w, lim, "failed admin attempts")
-			return
-		}
-		s.fail(w, r, "settings", err)
-		return
-	}
-	if subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.AdminToken)) != 1 {
-		if err := s.allow(ctx, failKey, s.cfg.AdminFailures, 1); err != nil && !errors.As(err, new(errLimited)) {
-			s.log.Warn("cannot count a failed admin attempt", "err", err)
-		}
-		writeError(w, http.StatusForbidden, "wrong admin token")
-		return
-	}
-	var req struct {
-		Slot              *int     `json:"slot"`
-		SessionSeconds    *float64 `json:"session_seconds"`
-		TicketTTLSeconds  *float64 `json:"ticket_ttl_seconds"`
-		MaxSessionSeconds *float64 `json:"max_session_seconds"`
-	}
-	if !s.decodeBody(w, r, &req, false) {
-		return
-	}
-	if req.Slot == nil && req.SessionSeconds == nil && req.TicketTTLSeconds == nil && req.MaxSessionSeconds == nil {
-		writeError(w, http.StatusBadRequest, "nothing to change: give slot, session_seconds, ticket_ttl_seconds or max_session_seconds")
-		return
-	}
-	const maxDur = 24 * 3600
-	if req.Slot != nil && (*req.Slot < 1 || *req.Slot > 1_000_000) {
-		writeError(w, http.StatusBadRequest, "slot must be between 1 and 1000000")
-		return
-	}
-	var patch queue.SettingsPatch
-	patch.Slot = req.Slot
-	for _, f := range []struct {
-		name string
-		v    *float64
-		dst  **time.Duration
-	}{{"session_seconds", req.SessionSeconds, &patch.Session}, {"ticket_ttl_seconds", req.TicketTTLSeconds, &patch.TicketTTL},
-		{"max_session_seconds", req.MaxSessionSeconds, &patch.MaxSession}} {
-		if f.v == nil {
-			continue
-		}
-		if *f.v < 1 || *f.v > maxDur || math.IsNaN(*f.v) {
-			writeError(w, http.StatusBadRequest, "%s must be between 1 and %d", f.name, maxDur)
-			return
-		}
-		d := time.Duration(*f.v * float64(time.Second)).Round(time.Millisecond)
-		*f.dst = &d
-	}
-	set, err := rm.eng.SetSettingFields(ctx, patch)
-	if err != nil {
-		s.fail(w, r, "settings", err)
-		return
-	}
-	rm.mu.Lock()
-	rm.ttl = 0
-	rm.mu.Unlock()
-	s.log.Info("queue settings changed", "queue", rm.eng.Name(), "slot", set.Slot,
-		"session", set.Session, "ticket_ttl", set.TicketTTL, "max_session", set.MaxSession)
-	s.writeInfo(ctx, w, r, rm)
 }

@@ -43,7 +43,7 @@ func newMetrics(reg *prometheus.Registry, s *Server) (*metrics, error) {
 			Help: "Server-sent event streams open on this instance.",
 		}),
 	}
-	for _, op := range []string{"join", "status", "enter", "heartbeat", "release", "stats", "settings", "ping", "metrics"} {
+	for _, op := range []string{"join", "status", "enter", "heartbeat", "release", "stats", "settings", "ping", "metrics", "codes"} {
 		m.storeErrors.WithLabelValues(op) // export every series from the start, at 0
 	}
 	hubReads := prometheus.NewCounterFunc(prometheus.CounterOpts{
@@ -151,8 +151,9 @@ func (c *engineCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *engineCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, name := range c.s.names {
-		eng := c.s.rooms[name].eng
+	tab := c.s.table()
+	for _, name := range tab.names {
+		eng := tab.rooms[name].eng
 		k := eng.Counters()
 		counter := func(d *prometheus.Desc, v uint64) {
 			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), name)

@@ -15,7 +15,7 @@ import (
 var webFS embed.FS
 
 var (
-	pages  = template.Must(template.ParseFS(webFS, "web/room.html", "web/index.html"))
+	pages  = template.Must(template.ParseFS(webFS, "web/room.html", "web/index.html", "web/admin.html"))
 	assets = func() http.Handler {
 		sub, err := fs.Sub(webFS, "web")
 		if err != nil {
@@ -56,8 +56,8 @@ type indexData struct {
 // page: GET /q/{q}, the waiting room a person sees.
 func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("q")
-	if s.rooms[name] == nil {
-		render(w, http.StatusNotFound, "index.html", indexData{Queues: s.names, Missing: name})
+	if s.lookup(name) == nil {
+		render(w, http.StatusNotFound, "index.html", indexData{Queues: s.table().names, Missing: name})
 		return
 	}
 	render(w, http.StatusOK, "room.html", struct{ Queue string }{name})
@@ -66,16 +66,17 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 // index: GET /, links to every waiting room of this instance.
 func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 	inst := ""
-	if len(s.names) > 0 {
-		inst = s.rooms[s.names[0]].eng.InstanceID()
+	tab := s.table()
+	if len(tab.names) > 0 {
+		inst = tab.rooms[tab.names[0]].eng.InstanceID()
 	}
-	render(w, http.StatusOK, "index.html", indexData{Queues: s.names, Instance: inst})
+	render(w, http.StatusOK, "index.html", indexData{Queues: tab.names, Instance: inst})
 }
 
 // asset: GET /assets/{file}, the page's stylesheet and script.
 func (s *Server) asset(w http.ResponseWriter, r *http.Request) {
 	switch r.PathValue("file") {
-	case "room.css", "room.js":
+	case "room.css", "room.js", "pow.js", "admin.css", "admin.js":
 	default:
 		writeError(w, http.StatusNotFound, "no such asset")
 		return
@@ -85,4 +86,10 @@ func (s *Server) asset(w http.ResponseWriter, r *http.Request) {
 	r2 := r.Clone(r.Context())
 	r2.URL.Path = "/" + r.PathValue("file")
 	assets.ServeHTTP(w, r2)
+}
+
+// adminPage: GET /admin, the dashboard. The page itself holds nothing
+// secret; it asks for the admin token and sends it with each API call.
+func (s *Server) adminPage(w http.ResponseWriter, r *http.Request) {
+	render(w, http.StatusOK, "admin.html", nil)
 }

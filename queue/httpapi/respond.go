@@ -21,6 +21,9 @@ type errorBody struct {
 	Error  string `json:"error"`
 	State  string `json:"state,omitempty"`
 	Reason string `json:"reason,omitempty"` // why a ticket is over (see expiredBody)
+	// Message is the site's message where the queue's state is the answer
+	// (a join refused because the queue closed, a ticket the closing ended).
+	Message string `json:"message,omitempty"`
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

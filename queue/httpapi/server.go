@@ -80,14 +80,30 @@ type Config struct {
 	// AdminFailures is how many failed admin attempts one client IP may make
 	// per minute before it gets 429 (default 10), kept in the store.
 	AdminFailures int
+	// Runtime, when set, lets the admin API create and delete queues at run
+	// time; Run serves the queues of the store's registry.
+	Runtime *Runtime
+}
+
+// Runtime serves queues created at run time (POST /v1/queues). Every
+// instance with a Runtime reads the registry's version each Period and
+// starts or stops the queues that came or went, so all instances serve a new
+// queue within one period.
+type Runtime struct {
+	// NewEngine builds the engine of a registered queue (not started; Run
+	// runs its admission loop).
+	NewEngine func(name string, spec queue.Spec) (*queue.Engine, error)
+	// Period between reads of the registry's version (default 200ms).
+	Period time.Duration
+	// OnEngine, if set, is called with each engine Run starts (tests).
+	OnEngine func(*queue.Engine)
 }
 
 // Server is the HTTP layer of one instance. Create it with New.
 type Server struct {
 	cfg     Config
 	log     *slog.Logger
-	rooms   map[string]*room
-	names   []string
+	tab     atomic.Pointer[roomTable] // the queues served now; replaced whole when run-time queues change
 	metrics *metrics
 	handler http.Handler
 
@@ -104,6 +120,10 @@ type Server struct {
 	hubDelivered atomic.Int64   // statuses handed to streams by those reads
 
 	routeTable []Route // what routes registered, for Routes
+
+	runMu  sync.Mutex      // serialises reconcile
+	runCtx context.Context // Run's, while it runs: run-time queues' loops derive from it
+	runWG  sync.WaitGroup  // run-time queues' loops
 }
 
 // Route is one method and path pattern the server answers (net/http's
@@ -114,9 +134,24 @@ type Route struct{ Method, Path string }
 // documents exactly these (openapi_test.go).
 func (s *Server) Routes() []Route { return append([]Route(nil), s.routeTable...) }
 
+// roomTable is the set of queues this instance serves, never changed once
+// published (Run publishes a new one when run-time queues come or go).
+type roomTable struct {
+	rooms   map[string]*room
+	names   []string // sorted
+	version int64    // of the registry this table reflects
+}
+
+func (s *Server) table() *roomTable { return s.tab.Load() }
+
+// lookup returns the room of queue name, or nil.
+func (s *Server) lookup(name string) *room { return s.table().rooms[name] }
+
 // room is one queue with what the HTTP layer keeps about it.
 type room struct {
 	eng      *queue.Engine
+	runtime  bool               // created through the admin API (in the registry), not by the instance's flags
+	stop     context.CancelFunc // ends the admission loop of a run-time queue
 	target   *url.URL
 	joinKey  []byte
 	joinRate int // per minute per client IP; <= 0 no limit
@@ -130,7 +165,7 @@ type room struct {
 
 // New builds the server. Queue names must be unique.
 func New(cfg Config) (*Server, error) {
-	if len(cfg.Queues) == 0 {
+	if len(cfg.Queues) == 0 && cfg.Runtime == nil {
 		return nil, errors.New("httpapi: no queues")
 	}
 	if cfg.Logger == nil {
@@ -163,35 +198,29 @@ func New(cfg Config) (*Server, error) {
 	if cfg.AdminFailures <= 0 {
 		cfg.AdminFailures = 10
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, rooms: map[string]*room{}, drainCh: make(chan struct{}),
+	if cfg.Runtime != nil && cfg.Runtime.Period <= 0 {
+		cfg.Runtime.Period = 200 * time.Millisecond
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, drainCh: make(chan struct{}),
 		streamsOf: map[string]int{}}
 	if cfg.Store != nil {
 		s.limiter = redis_rate.NewLimiter(cfg.Store)
 	}
+	tab := &roomTable{rooms: map[string]*room{}}
 	for _, q := range cfg.Queues {
 		name := q.Engine.Name()
-		if _, dup := s.rooms[name]; dup {
+		if _, dup := tab.rooms[name]; dup {
 			return nil, fmt.Errorf("httpapi: queue %q configured twice", name)
 		}
-		rm := &room{eng: q.Engine, changed: make(chan struct{}), joinKey: q.JoinKey, joinRate: q.JoinRate}
-		if len(rm.joinKey) == 0 {
-			rm.joinKey = cfg.JoinKey
+		rm, err := s.newRoom(q)
+		if err != nil {
+			return nil, err
 		}
-		if rm.joinRate == 0 {
-			rm.joinRate = cfg.JoinRate
-		}
-		rm.hub = &hub{rm: rm, s: s, subs: map[*sub]struct{}{}}
-		if q.TargetURL != "" {
-			u, err := url.Parse(q.TargetURL)
-			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				return nil, fmt.Errorf("httpapi: queue %q: target url %q is not an absolute http(s) URL", name, q.TargetURL)
-			}
-			rm.target = u
-		}
-		s.rooms[name] = rm
-		s.names = append(s.names, name)
+		tab.rooms[name] = rm
+		tab.names = append(tab.names, name)
 	}
-	sort.Strings(s.names)
+	sort.Strings(tab.names)
+	s.tab.Store(tab)
 	m, err := newMetrics(cfg.Registry, s)
 	if err != nil {
 		return nil, err
@@ -201,6 +230,34 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
+func (s *Server) newRoom(q Queue) (*room, error) {
+	name := q.Engine.Name()
+	rm := &room{eng: q.Engine, changed: make(chan struct{}), joinKey: q.JoinKey, joinRate: q.JoinRate}
+	if len(rm.joinKey) == 0 {
+		rm.joinKey = s.cfg.JoinKey
+	}
+	if rm.joinRate == 0 {
+		rm.joinRate = s.cfg.JoinRate
+	}
+	rm.hub = &hub{rm: rm, s: s, subs: map[*sub]struct{}{}}
+	if q.TargetURL != "" {
+		u, err := parseTarget(q.TargetURL)
+		if err != nil {
+			return nil, fmt.Errorf("httpapi: queue %q: %v", name, err)
+		}
+		rm.target = u
+	}
+	return rm, nil
+}
+
+func parseTarget(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("target url %q is not an absolute http(s) URL", s)
+	}
+	return u, nil
+}
+
 // ServeHTTP serves every route.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
@@ -208,7 +265,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 // moved (wire it to the engine's OnAdmit hook), so they answer at once
 // instead of at their next poll.
 func (s *Server) Notify(q string) {
-	rm := s.rooms[q]
+	rm := s.lookup(q)
 	if rm == nil {
 		return
 	}
@@ -253,16 +310,28 @@ func (s *Server) routes() http.Handler {
 	api("POST", "/v1/queues/{q}/heartbeat", s.heartbeat)
 	api("POST", "/v1/queues/{q}/release", s.release)
 	api("GET", "/v1/queues/{q}/events", s.events)
-	api("GET", "/v1/queues", s.list)
+	api("GET", "/v1/queues/{q}/challenge", s.challenge)
+	api("GET", "/v1/queues/{q}/history", s.history)
+	mux.HandleFunc("GET /v1/queues/{q}/codes", s.listCodes)
+	mux.HandleFunc("POST /v1/queues/{q}/codes", s.issueCodes)
+	s.routeTable = append(s.routeTable, Route{"GET", "/v1/queues/{q}/codes"}, Route{"POST", "/v1/queues/{q}/codes"})
+	mux.HandleFunc("/v1/queues/{q}/codes", methodNotAllowed("GET, HEAD, POST"))
+	mux.HandleFunc("GET /v1/queues", s.list)
+	mux.HandleFunc("POST /v1/queues", s.create)
+	s.routeTable = append(s.routeTable, Route{"GET", "/v1/queues"}, Route{"POST", "/v1/queues"})
+	mux.HandleFunc("/v1/queues", methodNotAllowed("GET, HEAD, POST"))
 	mux.HandleFunc("GET /v1/queues/{q}", s.info)
 	mux.HandleFunc("PUT /v1/queues/{q}", s.update)
-	s.routeTable = append(s.routeTable, Route{"GET", "/v1/queues/{q}"}, Route{"PUT", "/v1/queues/{q}"})
-	mux.HandleFunc("/v1/queues/{q}", methodNotAllowed("GET, HEAD, PUT"))
+	mux.HandleFunc("DELETE /v1/queues/{q}", s.remove)
+	s.routeTable = append(s.routeTable, Route{"GET", "/v1/queues/{q}"}, Route{"PUT", "/v1/queues/{q}"},
+		Route{"DELETE", "/v1/queues/{q}"})
+	mux.HandleFunc("/v1/queues/{q}", methodNotAllowed("GET, HEAD, PUT, DELETE"))
 	api("GET", "/healthz", s.healthz)
 	api("GET", "/readyz", s.readyz)
 	api("GET", "/metrics", s.metrics.handler(s.cfg.Registry).ServeHTTP)
 	api("GET", "/openapi.yaml", serveOpenAPI)
 	api("GET", "/q/{q}", s.page)
+	api("GET", "/admin", s.adminPage)
 	api("GET", "/assets/{file}", s.asset)
 	mux.HandleFunc("GET /{$}", s.index)
 	s.routeTable = append(s.routeTable, Route{"GET", "/"})
@@ -282,7 +351,7 @@ func methodNotAllowed(allow string) http.HandlerFunc {
 // room finds the request's queue; it writes the 404 itself.
 func (s *Server) room(w http.ResponseWriter, r *http.Request) (*room, bool) {
 	name := r.PathValue("q")
-	rm := s.rooms[name]
+	rm := s.lookup(name)
 	if rm == nil {
 		writeError(w, http.StatusNotFound, "unknown queue %q", name)
 		return nil, false
@@ -313,8 +382,9 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	for _, name := range s.names {
-		if err := s.rooms[name].eng.Failing(); err != nil {
+	tab := s.table()
+	for _, name := range tab.names {
+		if err := tab.rooms[name].eng.Failing(); err != nil {
 			w.Header().Set("Retry-After", fmt.Sprint(s.retryAfterSeconds()))
 			writeError(w, http.StatusServiceUnavailable, "admission rounds of queue %s keep failing: %v", name, err)
 			return

@@ -75,6 +75,7 @@ type envOpt struct {
 	period     time.Duration
 	joinRate   int // 0: no limit in tests unless asked
 	cfg        func(*httpapi.Config)
+	runtime    bool // serve queues created at run time (httpapi.Runtime, Server.Run)
 }
 
 func newEnv(t *testing.T, addr string, o envOpt, queues ...queueConf) *env {
@@ -108,6 +109,17 @@ func newEnv(t *testing.T, addr string, o envOpt, queues ...queueConf) *env {
 	}
 	cfg := httpapi.Config{Queues: rooms, Store: rdb, AdminToken: o.adminToken,
 		Logger: quietLog(), StoreTimeout: time.Second, JoinKey: joinKey, JoinRate: o.joinRate}
+	if o.runtime {
+		cfg.Runtime = &httpapi.Runtime{Period: o.period, NewEngine: func(name string, spec queue.Spec) (*queue.Engine, error) {
+			return queue.New(rdb, name, queue.Options{Strategy: spec.Strategy, Period: o.period, Secret: o.secret,
+				InstanceID: "test-" + name, Logger: quietLog(),
+				Hooks: queue.Hooks{OnAdmit: func([]queue.Admission) {
+					if e.api != nil {
+						e.api.Notify(name)
+					}
+				}}})
+		}}
+	}
 	if o.cfg != nil {
 		o.cfg(&cfg)
 	}
@@ -117,6 +129,7 @@ func newEnv(t *testing.T, addr string, o envOpt, queues ...queueConf) *env {
 	for _, eng := range e.engs {
 		go eng.Run(ctx)
 	}
+	go api.Run(ctx)
 	e.ts = httptest.NewServer(api)
 	t.Cleanup(func() { api.Drain(); e.ts.Close(); cancel() })
 	return e

@@ -37,7 +37,25 @@ local function settings()
     end
     s[n] = v
   end
+  -- The queue's state and schedule (issue 19): absent fields mean an open
+  -- queue without a schedule.
+  local c = redis.call('HMGET', KEYS[1], 'state', 'opens_at_ms', 'closes_at_ms', 'draw_seed', 'drawn_ms')
+  s.state = c[1] or 'open'
+  s.opens_at = tonumber(c[2]) or 0
+  s.closes_at = tonumber(c[3]) or 0
+  s.draw_seed = c[4] or ''
+  s.drawn = tonumber(c[5]) or 0
   return s
+end
+
+-- qstate is the queue's state at now: closed (by an admin, or closes_at
+-- passed), scheduled (before opens_at: joins go to the pre-queue), paused
+-- (nobody admitted, everyone keeps their place) or open.
+local function qstate(s, now)
+  if s.state == 'closed' or (s.closes_at > 0 and now >= s.closes_at) then return 'closed' end
+  if s.opens_at > 0 and now < s.opens_at then return 'scheduled' end
+  if s.state == 'paused' then return 'paused' end
+  return 'open'
 end
 
 local function tkey(id) return prefix .. 't:' .. id end
@@ -57,7 +75,8 @@ end
 -- finish ends a ticket for reason: out of every set, a tombstone that tells
 -- the reason for a ticket TTL (at least a minute), the user key gone.
 local function finish(id, reason, s)
-  local was = redis.call('ZREM', KEYS[3], id) + redis.call('ZREM', KEYS[2], id)
+  local was = redis.call('ZREM', KEYS[3], id) + redis.call('ZREM', KEYS[2], id) +
+    redis.call('ZREM', prefix .. 'pre', id)
   redis.call('ZREM', KEYS[4], id)
   local h = tkey(id)
   local u = redis.call('HGET', h, 'u')
@@ -99,31 +118,129 @@ local function admit(id, now, s, nonce)
   keep(id, deadline - now + s.ticket_ttl_ms)
 end
 
+-- The pre-queue (issue 19): <prefix>pre, a sorted set of ticket ids by
+-- arrival number, filled while the queue is scheduled. The first script call
+-- at or after opens_at shuffles it into the waiting line and records
+-- drawn_ms, so the draw happens exactly once, whichever instance gets there
+-- first. The shuffle is Fisher-Yates driven by a combined L'Ecuyer generator
+-- seeded with draw_seed (drawn from crypto/rand when opens_at was set), so
+-- it needs nothing from the store's Lua but arithmetic on doubles.
+local function draw(s, now)
+  local pre = prefix .. 'pre'
+  local ids = redis.call('ZRANGE', pre, 0, -1)
+  local a, b = string.match(s.draw_seed, '^(%d+):(%d+)$')
+  local s1 = (tonumber(a) or 12345) % 2147483562 + 1
+  local s2 = (tonumber(b) or 67890) % 2147483398 + 1
+  for i = #ids, 2, -1 do
+    s1 = (40014 * s1) % 2147483563
+    s2 = (40692 * s2) % 2147483399
+    local z = s1 - s2
+    if z < 1 then z = z + 2147483562 end
+    local j = math.floor((z - 1) / 2147483562 * i) + 1
+    ids[i], ids[j] = ids[j], ids[i]
+  end
+  for _, id in ipairs(ids) do
+    local seq = redis.call('INCR', KEYS[5])
+    redis.call('ZADD', KEYS[2], seq, id)
+    redis.call('ZADD', KEYS[4], now + s.ticket_ttl_ms, id)
+    keep(id, 2 * s.ticket_ttl_ms)
+  end
+  redis.call('DEL', pre)
+  redis.call('HSET', KEYS[1], 'drawn_ms', now)
+  redis.call('HINCRBY', KEYS[1], 'draws', 1)
+  s.drawn = now
+  return #ids
+end
+
+-- close_out ends up to limit waiting and pre-queue tickets of a closed
+-- queue, with reason closed.
+local function close_out(limit, s)
+  local ids = redis.call('ZRANGE', KEYS[2], 0, limit - 1)
+  if #ids < limit then
+    for _, id in ipairs(redis.call('ZRANGE', prefix .. 'pre', 0, limit - 1 - #ids)) do ids[#ids + 1] = id end
+  end
+  for _, id in ipairs(ids) do finish(id, 'closed', s) end
+  return #ids
+end
+
 local ops = {}
 
 -- join(id, user) -> {id, created(0/1), rank}
+-- join_code is a join with a bypass code (issue 19): one use of the code
+-- (hash <prefix>codes: r:<code> uses left, u:<code> uses so far, used: all
+-- uses), then admitted at once when the queue is open and has a free place,
+-- else at the head of the line (ahead of every arrival, bypass joins in
+-- their order). -> {id, 1, 0, 'admitted'} | {id, 1, rank, state}
+local function join_code(s, now, st, id, user, code)
+  local codes = prefix .. 'codes'
+  redis.call('HINCRBY', codes, 'r:' .. code, -1)
+  redis.call('HINCRBY', codes, 'u:' .. code, 1)
+  redis.call('HINCRBY', codes, 'used', 1)
+  redis.call('HSET', tkey(id), 'u', user, 'c', code)
+  redis.call('PEXPIRE', tkey(id), 2 * s.ticket_ttl_ms)
+  if st == 'open' then
+    redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+    if redis.call('ZCARD', KEYS[3]) < s.slot then
+      admit(id, now, s, redis.call('INCR', KEYS[6]))
+      redis.call('HINCRBY', KEYS[7], math.floor(now / 1000), 1)
+      return {id, 1, 0, 'admitted'}
+    end
+  end
+  local seq = redis.call('INCR', KEYS[5])
+  redis.call('ZADD', KEYS[2], seq - 1e15, id)
+  redis.call('ZADD', KEYS[4], now + s.ticket_ttl_ms, id)
+  return {id, 1, redis.call('ZRANK', KEYS[2], id), st}
+end
+
+-- join(id, user, code) -> {id, created(0/1), rank, kind}
+-- A closed queue answers {'', 0, -1, 'closed'}, a bypass code with no use
+-- left {'', 0, -1, 'code'}; a scheduled queue puts the ticket in the
+-- pre-queue ({id, 1, pre-queue size - 1, 'p'}) unless it comes with a code;
+-- otherwise kind is the queue's state (open or paused), or 'admitted' for a
+-- code that found a free place.
 function ops.join(s, now)
-  local id, user = ARGV[7], ARGV[8]
+  local id, user, code = ARGV[7], ARGV[8], ARGV[9] or ''
+  local st = qstate(s, now)
+  if st == 'closed' then return {'', 0, -1, 'closed'} end
+  if code ~= '' and tonumber(redis.call('HGET', prefix .. 'codes', 'r:' .. code) or 0) < 1 then
+    return {'', 0, -1, 'code'}
+  end
   if user ~= '' then
     local uk = prefix .. 'user:' .. user
     local old = redis.call('GET', uk)
     if old then
-      if live(old, now) then return {old, 0, -1} end
+      if live(old, now) then return {old, 0, -1, st} end
       redis.call('DEL', uk)
     end
     redis.call('SET', uk, id, 'PX', s.ticket_ttl_ms)
   end
+  if code ~= '' then return join_code(s, now, st, id, user, code) end
   local seq = redis.call('INCR', KEYS[5])
+  if st == 'scheduled' then
+    redis.call('ZADD', prefix .. 'pre', seq, id)
+    redis.call('HSET', tkey(id), 'u', user)
+    keep(id, s.opens_at - now + 2 * s.ticket_ttl_ms)
+    return {id, 1, redis.call('ZCARD', prefix .. 'pre') - 1, 'p'}
+  end
   redis.call('ZADD', KEYS[2], seq, id)
   redis.call('ZADD', KEYS[4], now + s.ticket_ttl_ms, id)
   redis.call('HSET', tkey(id), 'u', user)
   redis.call('PEXPIRE', tkey(id), 2 * s.ticket_ttl_ms)
-  return {id, 1, redis.call('ZRANK', KEYS[2], id)}
+  return {id, 1, redis.call('ZRANK', KEYS[2], id), st}
 end
 
--- status(id...) -> per id {'w', rank} | {'a', deadline, nonce} | {'x', reason}
-local function status1(id, now, s)
+-- status(id...) -> per id {'w', rank, queue state} | {'p', pre-queue size, opens_at}
+-- | {'a', deadline, nonce} | {'x', reason}
+local function status1(id, now, s, st)
   local h = tkey(id)
+  if redis.call('ZSCORE', prefix .. 'pre', id) then
+    if st == 'closed' then
+      finish(id, 'closed', s)
+      return {'x', 'closed'}
+    end
+    keep(id, math.max(s.opens_at - now, 0) + 2 * s.ticket_ttl_ms)
+    return {'p', redis.call('ZCARD', prefix .. 'pre'), s.opens_at}
+  end
   local dl = redis.call('ZSCORE', KEYS[3], id)
   if dl then
     dl = tonumber(dl)
@@ -138,9 +255,13 @@ local function status1(id, now, s)
       finish(id, 'expired', s)
       return {'x', 'expired'}
     end
+    if st == 'closed' then
+      finish(id, 'closed', s)
+      return {'x', 'closed'}
+    end
     redis.call('ZADD', KEYS[4], 'XX', now + s.ticket_ttl_ms, id)
     keep(id, 2 * s.ticket_ttl_ms)
-    return {'w', rank}
+    return {'w', rank, st}
   end
   local x = redis.call('HGET', h, 'x')
   if x then return {'x', x} end
@@ -151,7 +272,8 @@ end
 
 function ops.status(s, now)
   local out = {}
-  for i = 7, #ARGV do out[#out + 1] = status1(ARGV[i], now, s) end
+  local st = qstate(s, now)
+  for i = 7, #ARGV do out[#out + 1] = status1(ARGV[i], now, s, st) end
   return out
 end
 
@@ -200,12 +322,16 @@ function ops.release(s, now)
   return finish(id, 'released', s)
 end
 
--- prepare(max_sweep) -> {now, slot, session_ms, ticket_ttl_ms, max_session_ms, reclaimed, swept}
+-- prepare(max_sweep) -> {now, slot, session_ms, ticket_ttl_ms, max_session_ms, reclaimed, swept, admitting}
 -- The start of a round of the strategies that admit with plain commands.
+-- admitting is 0 unless the queue is open (paused, scheduled, closed); a
+-- closed queue's waiting tickets are ended here.
 function ops.prepare(s, now)
   local reclaimed = redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
   local swept = sweep(now, tonumber(ARGV[7]), s)
-  return {now, s.slot, s.session_ms, s.ticket_ttl_ms, s.max_session_ms, reclaimed, swept}
+  local st = qstate(s, now)
+  if st == 'closed' then close_out(tonumber(ARGV[7]), s) end
+  return {now, s.slot, s.session_ms, s.ticket_ttl_ms, s.max_session_ms, reclaimed, swept, st == 'open' and 1 or 0}
 end
 
 -- round(max_drops) -> {now, reclaimed, dropped, session_ms, id1, arrival1, nonce1, ...}
@@ -216,6 +342,9 @@ function ops.round(s, now)
   local reclaimed = redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
   local dropped = sweep(now, max_drops, s)
   local free = s.slot - redis.call('ZCARD', KEYS[3])
+  local st = qstate(s, now)
+  if st == 'closed' then close_out(max_drops, s) end
+  if st ~= 'open' then free = 0 end
   local out = {now, reclaimed, 0, math.min(s.session_ms, s.max_session_ms)}
   local n = 0
   while free > 0 and dropped < max_drops do
@@ -265,6 +394,37 @@ function ops.confirm(s, now)
   return {1, now}
 end
 
+-- info() -> {now, queue state, waiting, active, admitted, pre-queue, drawn_ms, draws, bypass uses}
+function ops.info(s, now)
+  return {now, qstate(s, now), redis.call('ZCARD', KEYS[2]), redis.call('ZCARD', KEYS[3]),
+    tonumber(redis.call('GET', KEYS[6]) or 0), redis.call('ZCARD', prefix .. 'pre'), s.drawn,
+    tonumber(redis.call('HGET', KEYS[1], 'draws') or 0),
+    tonumber(redis.call('HGET', prefix .. 'codes', 'used') or 0)}
+end
+
+-- hist(bucket_s, keep) -> 1 when this call wrote the bucket: the history
+-- the admin dashboard draws (issue 19), in the hash <prefix>hist: field =
+-- store unix time / bucket_s, value "active waiting admitted_total", written
+-- once per bucket by whichever instance comes first; fields older than keep
+-- buckets are deleted.
+function ops.hist(s, now)
+  local size, keep = tonumber(ARGV[7]), tonumber(ARGV[8])
+  local h = prefix .. 'hist'
+  local b = math.floor(now / 1000 / size)
+  local v = redis.call('ZCARD', KEYS[3]) .. ' ' .. redis.call('ZCARD', KEYS[2]) .. ' ' ..
+    (redis.call('GET', KEYS[6]) or '0')
+  local wrote = redis.call('HSETNX', h, b, v)
+  if wrote == 1 and redis.call('HLEN', h) > keep then
+    for _, f in ipairs(redis.call('HKEYS', h)) do
+      if tonumber(f) == nil or tonumber(f) <= b - keep then redis.call('HDEL', h, f) end
+    end
+  end
+  return wrote
+end
+
 local op = ops[ARGV[6]]
 if not op then return redis.error_reply('ERR waitroom: unknown operation ' .. tostring(ARGV[6])) end
-return op(settings(), now_ms())
+local s, now = settings(), now_ms()
+-- The draw of a scheduled queue happens in the first call at or after opens_at.
+if s.opens_at > 0 and s.drawn == 0 and now >= s.opens_at and qstate(s, now) ~= 'closed' then draw(s, now) end
+return op(s, now)

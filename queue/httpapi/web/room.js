@@ -66,7 +66,9 @@
       });
       return;
     }
-    call("POST", "/join", {}).then(function (r) {
+    proof().then(function (pow) {
+      return call("POST", "/join", pow ? { pow: pow } : {});
+    }).then(function (r) {
       if (r.status === 200 && r.data.ticket) {
         failures = 0;
         trouble(false);
@@ -76,7 +78,31 @@
         follow();
         return;
       }
+      if (r.status === 409 && r.data.state === "closed") { showClosed(r.data); return; }
       later(start, r);
+    });
+  }
+
+  // proof solves the queue's proof-of-work challenge in a Web Worker, when
+  // the queue asks for one; it resolves to {challenge, solution} or null.
+  // The time it took is kept on the page (data-pow-ms) for the browser test.
+  function proof() {
+    return call("GET", "/challenge").then(function (r) {
+      if (r.status !== 200 || !r.data.difficulty) return null;
+      if (!window.Worker) return null; // the join will say why it failed
+      setLive("off", "Checking your browser");
+      return new Promise(function (resolve) {
+        var t0 = performance.now();
+        var w = new Worker("/assets/pow.js");
+        w.onmessage = function (e) {
+          w.terminate();
+          room.dataset.powMs = String(Math.round(performance.now() - t0));
+          room.dataset.powHashes = String(e.data.hashes);
+          resolve({ challenge: r.data.challenge, solution: e.data.solution });
+        };
+        w.onerror = function () { w.terminate(); resolve(null); };
+        w.postMessage({ challenge: r.data.challenge, bits: r.data.difficulty });
+      });
     });
   }
 
@@ -123,7 +149,7 @@
         trouble(false);
         setLive("on", "Updating");
         show(r.data);
-        if (r.data.state === "waiting") {
+        if (r.data.state === "waiting" || r.data.state === "pre_queue") {
           timer = setTimeout(function () { failures = 0; follow(); }, r.data.poll_after_ms || 2000);
         }
         return;
@@ -135,12 +161,53 @@
   }
 
   function show(d) {
+    notice(d);
+    if (d.state === "pre_queue") return showPreQueue(d);
     if (d.state === "waiting") return showWaiting(d);
     if (d.state === "admitted") return showAdmitted(d);
     if (d.state === "expired") return showExpired(d);
   }
 
+  // notice shows the site's message, and says so when the queue is paused.
+  function notice(d) {
+    var text = d.message || "";
+    if (d.queue_state === "paused") text = "The queue is paused: nobody is let in for now, and everyone keeps their place." + (text ? " " + text : "");
+    if (d.state === "expired" || d.state === "closed") text = "";
+    $("notice").textContent = text;
+    $("notice").hidden = !text;
+  }
+
+  var countdownTimer = null;
+  function showPreQueue(d) {
+    setState("pre_queue");
+    $("pre-count").textContent = d.pre_queue.toLocaleString();
+    var opens = new Date(d.opens_at);
+    $("opens-at").textContent = opens.toLocaleString();
+    clearInterval(countdownTimer);
+    var tick = function () {
+      var s = Math.max(0, Math.round((opens.getTime() - Date.now()) / 1000));
+      var h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), sec = s % 60;
+      $("countdown").textContent = (h ? h + ":" + (m < 10 ? "0" : "") : "") + m + ":" + (sec < 10 ? "0" : "") + sec;
+    };
+    tick();
+    countdownTimer = setInterval(tick, 1000);
+    document.title = "Opens soon · " + q;
+  }
+
+  function showClosed(d) {
+    done = true;
+    close();
+    clearTimeout(timer);
+    clearInterval(countdownTimer);
+    forget();
+    setState("closed");
+    setLive("off", "Closed");
+    if (d.message) $("closed-message").textContent = d.message;
+    document.title = "Closed · " + q;
+  }
+
   function showWaiting(d) {
+    clearInterval(countdownTimer);
     setState("waiting");
     $("position").textContent = d.position.toLocaleString();
     $("ahead").textContent = d.ahead === 0 ? "Nobody – you're next" : d.ahead.toLocaleString();
@@ -177,6 +244,7 @@
   }
 
   function showExpired(d) {
+    if (d.reason === "closed") return showClosed(d);
     done = true;
     close();
     clearTimeout(timer);
