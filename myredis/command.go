@@ -48,6 +48,9 @@ type command struct {
 	serves func(db *DB, key string) bool
 	// acl is the command's ACL id, categories and key specs (acl_meta.go)
 	acl aclCmd
+	// servesArgs, when set, is serves for a command whose answer depends on its
+	// arguments too (XREAD: the ID it waits past).
+	servesArgs func(db *DB, key string, args [][]byte) bool
 }
 
 // subcommands builds a container's subcommand table from name -> arity.
@@ -208,6 +211,7 @@ var commandGroups = []func() []*command{
 	commandsGeo,
 	commandsPubSub,
 	commandsACL,
+	commandsStream,
 }
 
 // errUnknownCommand is Redis's reply to a command name it does not know. Like

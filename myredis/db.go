@@ -181,6 +181,7 @@ func (db *DB) flush() {
 			db.touch(key)
 		}
 	}
+	db.signalStreamsGone() // blocked XREADGROUPs are answered (cmd_stream.go)
 	db.dict = make(map[string]*entry)
 	db.keys = nil
 	db.expires = make(map[string]int64)

@@ -20,6 +20,8 @@ type EncodingLimits struct {
 	ZSetEntries, ZSetValue int64 // zset-max-listpack-entries, -value
 	ListSize               int64 // list-max-listpack-size (negative: a size class)
 	ListCompressDepth      int64 // list-compress-depth
+	StreamNodeBytes        int64 // stream-node-max-bytes
+	StreamNodeEntries      int64 // stream-node-max-entries
 	// set-max-intset-entries lives in Config.SetMaxIntsetEntries (set.go's)
 }
 
@@ -28,6 +30,7 @@ var defaultEncodingLimits = EncodingLimits{
 	HashEntries: 512, HashValue: 64,
 	ZSetEntries: 128, ZSetValue: 64,
 	ListSize: -2, ListCompressDepth: 0,
+	StreamNodeBytes: 4096, StreamNodeEntries: 100,
 }
 
 // encodingSetting describes one name: where it lives, its kind and range.
@@ -59,6 +62,8 @@ var encodingSettings = func() map[string]encodingSetting {
 	}
 	m["list-compress-depth"] = encodingSetting{
 		field: func(l *EncodingLimits) *int64 { return &l.ListCompressDepth }, lo: 0, hi: math.MaxInt32}
+	m["stream-node-max-bytes"] = with(mem, func(l *EncodingLimits) *int64 { return &l.StreamNodeBytes })
+	m["stream-node-max-entries"] = with(size, func(l *EncodingLimits) *int64 { return &l.StreamNodeEntries })
 	return m
 }()
 

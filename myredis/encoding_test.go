@@ -22,7 +22,7 @@ func TestEncodingSettingsFromFlagsAndFile(t *testing.T) {
 	cfg, err := myredis.ParseArgs([]string{file, "--zset-max-listpack-entries", "5", "--hash-max-listpack-value", "1kb"})
 	require.NoError(t, err)
 	assert.Equal(t, myredis.EncodingLimits{HashEntries: 7, HashValue: 1024, ZSetEntries: 5, ZSetValue: 64,
-		ListSize: -2, ListCompressDepth: 2}, cfg.Enc)
+		ListSize: -2, ListCompressDepth: 2, StreamNodeBytes: 4096, StreamNodeEntries: 100}, cfg.Enc)
 	_, err = myredis.ParseArgs([]string{"--zset-max-ziplist-entries", "-1"})
 	assert.ErrorContains(t, err, "argument must be between 0 and 9223372036854775807 inclusive")
 

@@ -267,9 +267,11 @@ func (s *Server) exec(x *Ctx) {
 	if s.dirty != before && x.cmd.flags&flagWrite != 0 {
 		args := x.args
 		if x.rewrite != nil {
-			args = x.rewrite
+			args = x.rewrite // empty: the command propagated what it did itself
 		}
-		s.propagate(x.db, args)
+		if len(args) > 0 {
+			s.propagate(x.db, args)
+		}
 	}
 	if len(s.ready) > 0 && !x.inScript && !x.inMulti && x.readyKey == "" {
 		s.serveBlocked() // (a served command's own pushes are served by the loop there)
@@ -412,6 +414,9 @@ func (s *Server) serveBlocked() {
 			bs := c.blocked
 			cmd := s.table.lookup(bs.args[0])
 			if cmd.serves != nil && !cmd.serves(dk.db, dk.key) {
+				continue
+			}
+			if cmd.servesArgs != nil && !cmd.servesArgs(dk.db, dk.key, bs.args) {
 				continue
 			}
 			s.unblock(c)

@@ -243,6 +243,15 @@ func (r *rdbReader) length() (n uint64, encoded bool, err error) {
 	return 0, false, errRDB
 }
 
+// plainLength reads a length that is a number, not a string encoding.
+func (r *rdbReader) plainLength() (uint64, error) {
+	n, enc, err := r.length()
+	if err != nil || enc {
+		return 0, errRDB
+	}
+	return n, nil
+}
+
 // count reads a length that counts elements, each at least one byte of input.
 func (r *rdbReader) count() (int, error) {
 	n, enc, err := r.length()

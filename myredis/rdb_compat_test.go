@@ -36,7 +36,32 @@ func dumpCases() []dumpCase {
 		bigSet = append(bigSet, fmt.Sprintf("m%d", i))
 		bigIntSet = append(bigIntSet, fmt.Sprint(i-300))
 	}
+	bigStream := [][]string{{"CONFIG", "SET", "stream-node-max-entries", "100"}}
+	for i := range 1000 {
+		if i%7 == 0 {
+			bigStream = append(bigStream, []string{"XADD", "k", fmt.Sprintf("%d-%d", 1000+i/3, i%3), "other", "x", "n", fmt.Sprint(i * 99991)})
+		} else {
+			bigStream = append(bigStream, []string{"XADD", "k", fmt.Sprintf("%d-%d", 1000+i/3, i%3), "item", fmt.Sprint(i), "v", long[:i%90]})
+		}
+	}
+	bigStream = append(bigStream, []string{"XDEL", "k", "1000-1", "1100-2", "1200-0"}, []string{"XTRIM", "k", "MAXLEN", "~", "850"})
+	groups := [][]string{
+		{"XADD", "k", "1-1", "a", "1"}, {"XADD", "k", "1-2", "a", "2"}, {"XADD", "k", "2-0", "b", "3"},
+		{"XGROUP", "CREATE", "k", "g1", "0"}, {"XGROUP", "CREATE", "k", "g2", "$", "ENTRIESREAD", "5"},
+		{"XREADGROUP", "GROUP", "g1", "alice", "COUNT", "2", "STREAMS", "k", ">"},
+		{"XREADGROUP", "GROUP", "g1", "bob", "STREAMS", "k", ">"},
+		{"XCLAIM", "k", "g1", "carol", "0", "1-2", "TIME", "1700000000000", "RETRYCOUNT", "4"},
+		{"XGROUP", "CREATECONSUMER", "k", "g2", "idle"}, {"XDEL", "k", "1-1"},
+	}
+	streamReads := [][]string{{"XRANGE", "k", "-", "+"}, {"XINFO", "STREAM", "k"}, {"XLEN", "k"}, {"OBJECT", "ENCODING", "k"}}
 	return []dumpCase{
+		{"small stream", [][]string{{"XADD", "k", "1-1", "a", "1", "b", "2"}, {"XADD", "k", "1-2", "a", "-3", "b", ""}, {"XADD", "k", "2-0", "c", long}},
+			append(streamReads, []string{"XINFO", "STREAM", "k", "FULL"})},
+		{"big stream", bigStream, append(streamReads, []string{"XREVRANGE", "k", "+", "-", "COUNT", "5"})},
+		{"stream with groups", groups, append(streamReads, []string{"XINFO", "STREAM", "k", "FULL"},
+			[]string{"XINFO", "GROUPS", "k"}, []string{"XPENDING", "k", "g1"})},
+		{"empty stream", [][]string{{"XADD", "k", "MAXLEN", "0", "5-5", "a", "b"}, {"XSETID", "k", "7-7", "ENTRIESADDED", "9", "MAXDELETEDID", "6-0"},
+			{"XGROUP", "CREATE", "k", "g", "$"}}, append(streamReads, []string{"XINFO", "GROUPS", "k"})},
 		{"short string", [][]string{{"SET", "k", "hello"}}, [][]string{{"GET", "k"}}},
 		{"integer strings", [][]string{{"SET", "k", "-2147483648"}}, [][]string{{"GET", "k"}}},
 		{"64-bit integer", [][]string{{"SET", "k", "9223372036854775807"}}, [][]string{{"GET", "k"}}},

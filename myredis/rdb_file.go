@@ -415,9 +415,6 @@ func (l *rdbLoader) keyValue(typ byte) string {
 	if typ == rdbTypeModule2 || typ == 6 {
 		return "the file holds a module type value, and MyRedis has no modules"
 	}
-	if typ == rdbTypeStreamLP || typ == rdbTypeStreamLP2 || typ == 20 {
-		return "the file holds a stream, which MyRedis does not have yet"
-	}
 	key, err := l.r.str()
 	if err != nil {
 		return "bad key name"

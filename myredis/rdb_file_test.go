@@ -160,7 +160,7 @@ func TestRDBLoadErrorsStopStartup(t *testing.T) {
 		{"bad checksum", flip(len(good) - 1), "wrong RDB checksum"},
 		{"module aux", append(bytes.Clone(good[:9]), rdbOpModuleAux, 1, 2), "at offset 9: the file holds module data"},
 		{"module value", append(bytes.Clone(good[:9]), rdbTypeModule2, 1, 'k'), "module type value"},
-		{"stream", append(bytes.Clone(good[:9]), rdbTypeStreamLP2, 1, 'k'), "stream"},
+		{"stream", append(bytes.Clone(good[:9]), rdbTypeStreamLP2, 1, 'k'), "bad value of type 19"},
 		{"no eof", good[:9], "unexpected end of file"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

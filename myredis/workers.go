@@ -157,9 +157,11 @@ func (s *Server) execWorker(x *Ctx) {
 		if x.rewrite != nil {
 			args = x.rewrite
 		}
-		s.par.mu.Lock()
-		s.propagate(x.db, args)
-		s.par.mu.Unlock()
+		if len(args) > 0 { // empty: the command propagated what it did itself
+			s.par.mu.Lock()
+			s.propagate(x.db, args)
+			s.par.mu.Unlock()
+		}
 	}
 }
 
