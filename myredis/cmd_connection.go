@@ -201,7 +201,7 @@ func cmdClient(x *Ctx) {
 	case "list":
 		x.clientList()
 	case "info":
-		x.w.BulkString(x.c.info(x.s.clock.Now()))
+		x.w.Verbatim(x.c.info(x.s.clock.Now()))
 	case "no-evict", "no-touch":
 		if !eqFold(x.args[2], "on") && !eqFold(x.args[2], "off") {
 			x.err(msgSyntax)
@@ -262,10 +262,10 @@ func (x *Ctx) clientList() {
 		}
 	}
 	if !normal {
-		x.w.BulkString("")
+		x.w.Verbatim("")
 		return
 	}
-	x.w.BulkString(x.s.clientList(ids))
+	x.w.Verbatim(x.s.clientList(ids))
 }
 
 // clientList renders CLIENT LIST, of the clients in ids (all when nil). Runs on

@@ -116,8 +116,8 @@ func cmdGeopos(x *Ctx) {
 		}
 		lon, lat := geoDecodeScore(score)
 		x.w.Array(2)
-		x.w.BulkString(formatGeoCoord(lon))
-		x.w.BulkString(formatGeoCoord(lat))
+		x.replyGeoCoord(lon)
+		x.replyGeoCoord(lat)
 	}
 }
 
@@ -450,8 +450,8 @@ func (x *Ctx) replyGeoHits(hits []geoPoint, q *geoQuery) {
 		}
 		if q.withCoord {
 			x.w.Array(2)
-			x.w.BulkString(formatGeoCoord(h.lon))
-			x.w.BulkString(formatGeoCoord(h.lat))
+			x.replyGeoCoord(h.lon)
+			x.replyGeoCoord(h.lat)
 		}
 	}
 }
@@ -477,4 +477,14 @@ func (x *Ctx) geoStore(dst string, hits []geoPoint, byDist bool) {
 	x.db.set(dst, z, false)
 	x.dirty(len(hits))
 	x.w.Int(int64(len(hits)))
+}
+
+// replyGeoCoord writes a longitude or latitude as Redis's addReplyHumanLongDouble:
+// a bulk string in RESP2, a double in RESP3, the same digits in both.
+func (x *Ctx) replyGeoCoord(f float64) {
+	if x.w.RESP3() {
+		x.w.Raw([]byte("," + formatGeoCoord(f) + "\r\n"))
+		return
+	}
+	x.w.BulkString(formatGeoCoord(f))
 }

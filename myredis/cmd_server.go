@@ -133,13 +133,23 @@ func (x *Ctx) writeCommandDocs(cmds []*command) {
 			n++
 		}
 	}
-	x.w.Array(2 * n)
+	x.w.Map(n)
 	for _, c := range cmds {
 		if doc := redisCommandDocs[c.name]; doc != "" {
 			x.w.BulkString(c.name)
-			x.w.Raw([]byte(doc))
+			x.rawRESP(doc, redisCommandDocsTypes[c.name])
 		}
 	}
+}
+
+// rawRESP writes one of Redis's stored RESP2 entries, retyped for a RESP3
+// connection by its aggregate types (see retypeRESP3).
+func (x *Ctx) rawRESP(raw, types string) {
+	if !x.w.RESP3() {
+		x.w.Raw([]byte(raw))
+		return
+	}
+	x.w.Raw(retypeRESP3(nil, raw, types))
 }
 
 // writeCommandInfos writes Redis 7.0's COMMAND INFO entries: Redis's own for the
@@ -152,7 +162,7 @@ func (x *Ctx) writeCommandInfos(cmds []*command) {
 			continue
 		}
 		if raw, ok := redisCommandInfo[c.name]; ok {
-			x.w.Raw([]byte(raw))
+			x.rawRESP(raw, redisCommandInfoTypes[c.name])
 			continue
 		}
 		x.w.Array(10)
@@ -174,16 +184,16 @@ func (x *Ctx) writeCommandInfos(cmds []*command) {
 		if c.flags&flagBlocking != 0 {
 			flags = append(flags, "blocking")
 		}
-		x.w.Array(len(flags))
+		x.w.Set(len(flags))
 		for _, f := range flags {
 			x.w.Simple(f)
 		}
 		x.w.Int(int64(c.firstKey))
 		x.w.Int(int64(c.lastKey))
 		x.w.Int(int64(max(c.step, min(c.firstKey, 1))))
-		x.w.Array(0) // ACL categories
-		x.w.Array(0) // tips
-		x.w.Array(0) // key specs
+		x.w.Set(0)   // ACL categories
+		x.w.Set(0)   // tips
+		x.w.Set(0)   // key specs
 		x.w.Array(0) // subcommands
 	}
 }
@@ -288,7 +298,7 @@ func cmdConfig(x *Ctx) {
 			names = append(names, name)
 		}
 		sort.Strings(names)
-		x.w.Array(2 * len(names))
+		x.w.Map(len(names))
 		for _, n := range names {
 			x.w.BulkString(shown[n])
 			x.w.BulkString(params[n]())
@@ -449,7 +459,7 @@ func cmdInfo(x *Ctx) {
 			b.WriteString(f[0] + ":" + f[1] + "\r\n")
 		}
 	}
-	x.w.BulkString(b.String())
+	x.w.Verbatim(b.String())
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
