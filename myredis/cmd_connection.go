@@ -16,6 +16,7 @@ func commandsConnection() []*command {
 		{name: "client", arity: -2, flags: flagNoScript, fn: cmdClient, subs: subcommands(map[string]int{
 			"id": 2, "getname": 2, "setname": 3, "setinfo": 4, "list": -2, "info": 2,
 			"no-evict": 3, "no-touch": 3, "reply": 3, "help": 2,
+			"tracking": -3, "caching": 3, "getredir": 2, "trackinginfo": 2,
 		})},
 		{name: "reset", arity: 1, flags: flagNoAuth | flagNoScript | flagTx, fn: cmdReset},
 	}
@@ -200,6 +201,14 @@ func cmdClient(x *Ctx) {
 		x.ok()
 	case "list":
 		x.clientList()
+	case "tracking": // tracking.go
+		cmdClientTracking(x)
+	case "caching":
+		cmdClientCaching(x)
+	case "getredir":
+		cmdClientGetredir(x)
+	case "trackinginfo":
+		cmdClientTrackinginfo(x)
 	case "info":
 		x.w.Verbatim(x.c.info(x.s.clock.Now()))
 	case "no-evict", "no-touch":
@@ -292,6 +301,7 @@ func cmdReset(x *Ctx) {
 	x.s.discard(x.c)
 	x.s.unwatchAll(x.c)
 	x.s.dropSubscriptions(x.c)
+	x.s.disableTracking(x.c)
 	x.c.db = x.s.dbs[0]
 	x.c.name = ""
 	x.c.authed = x.s.cfg.RequirePass == ""

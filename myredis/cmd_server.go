@@ -210,23 +210,24 @@ func (s *Server) configParams() map[string]func() string {
 	}
 	c := &s.cfg
 	params := map[string]func() string{
-		"port":                 func() string { return strconv.Itoa(c.Port) },
-		"bind":                 func() string { return c.Bind },
-		"requirepass":          func() string { return c.RequirePass },
-		"databases":            func() string { return strconv.Itoa(c.Databases) },
-		"maxclients":           func() string { return strconv.Itoa(c.MaxClients) },
-		"proto-max-bulk-len":   func() string { return strconv.FormatInt(c.ProtoMaxBulkLen, 10) },
-		"hz":                   func() string { return strconv.Itoa(c.Hz) },
-		"loglevel":             func() string { return c.LogLevel },
-		"appendonly":           func() string { return yesNo(c.AppendOnly) },
-		"appendfsync":          func() string { return c.AppendFsync },
-		"dir":                  func() string { return c.Dir },
-		"appendfilename":       func() string { return c.AppendFilename },
-		"lua-time-limit":       func() string { return strconv.FormatInt(max(c.luaTimeLimit(), 0), 10) },
-		"busy-reply-threshold": func() string { return strconv.FormatInt(max(c.luaTimeLimit(), 0), 10) },
-		"io-threads":           func() string { return strconv.Itoa(runtime.GOMAXPROCS(0)) },
-		"hll-sparse-max-bytes": func() string { return strconv.FormatInt(c.hllSparseMaxBytes(), 10) },
-		"active-expire-effort": func() string { return strconv.Itoa(c.ActiveExpireEffort) },
+		"port":                    func() string { return strconv.Itoa(c.Port) },
+		"bind":                    func() string { return c.Bind },
+		"requirepass":             func() string { return c.RequirePass },
+		"databases":               func() string { return strconv.Itoa(c.Databases) },
+		"maxclients":              func() string { return strconv.Itoa(c.MaxClients) },
+		"proto-max-bulk-len":      func() string { return strconv.FormatInt(c.ProtoMaxBulkLen, 10) },
+		"hz":                      func() string { return strconv.Itoa(c.Hz) },
+		"loglevel":                func() string { return c.LogLevel },
+		"appendonly":              func() string { return yesNo(c.AppendOnly) },
+		"appendfsync":             func() string { return c.AppendFsync },
+		"dir":                     func() string { return c.Dir },
+		"appendfilename":          func() string { return c.AppendFilename },
+		"lua-time-limit":          func() string { return strconv.FormatInt(max(c.luaTimeLimit(), 0), 10) },
+		"busy-reply-threshold":    func() string { return strconv.FormatInt(max(c.luaTimeLimit(), 0), 10) },
+		"io-threads":              func() string { return strconv.Itoa(runtime.GOMAXPROCS(0)) },
+		"hll-sparse-max-bytes":    func() string { return strconv.FormatInt(c.hllSparseMaxBytes(), 10) },
+		"tracking-table-max-keys": func() string { return strconv.FormatInt(c.trackingTableMaxKeys(), 10) },
+		"active-expire-effort":    func() string { return strconv.Itoa(c.ActiveExpireEffort) },
 
 		// the AOF's automatic rewrite
 		"auto-aof-rewrite-percentage": func() string { return strconv.Itoa(max(c.AutoAOFRewritePercentage, 0)) },
@@ -277,7 +278,7 @@ var runtimeSettable = map[string]bool{
 	"list-max-listpack-size": true, "list-max-ziplist-size": true, "list-compress-depth": true,
 	"appendfsync": true, "save": true, "proto-max-bulk-len": true, "maxmemory": true, "timeout": true,
 	"lua-time-limit": true, "busy-reply-threshold": true, "hll-sparse-max-bytes": true, "active-expire-effort": true,
-	"maxmemory-policy": true, "tcp-keepalive": true,
+	"maxmemory-policy": true, "tcp-keepalive": true, "tracking-table-max-keys": true,
 	"auto-aof-rewrite-percentage": true, "auto-aof-rewrite-min-size": true,
 	"set-max-intset-entries": true, "client-query-buffer-limit": true, "client-output-buffer-limit": true,
 }
@@ -501,6 +502,7 @@ func infoClients(s *Server) [][2]string {
 		{"connected_clients", strconv.Itoa(n)},
 		{"maxclients", strconv.Itoa(s.cfg.MaxClients)},
 		{"blocked_clients", strconv.Itoa(blocked)},
+		s.trackingInfoClients()[0],
 	}
 }
 
@@ -564,7 +566,7 @@ func infoStats(s *Server) [][2]string {
 		{"keyspace_hits", itoa(s.stats.keyspaceHits)},
 		{"keyspace_misses", itoa(s.stats.keyspaceMisses)},
 		{"total_error_replies", itoa(s.estats.errorReplies)},
-	}, s.pubsubInfo()...)
+	}, append(s.pubsubInfo(), s.trackingInfoStats()...)...)
 }
 
 func infoKeyspace(s *Server) [][2]string {

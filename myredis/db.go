@@ -193,8 +193,12 @@ func (db *DB) persist(key string) bool {
 	return true
 }
 
-// touch marks key modified: WATCHers of key fail their EXEC, blocked clients may run.
+// touch marks key modified: WATCHers of key fail their EXEC, blocked clients may
+// run, clients that cache key hear it changed (tracking.go).
 func (db *DB) touch(key string) {
+	if len(db.s.tracking.keys) > 0 || len(db.s.tracking.prefixes) > 0 {
+		db.s.trackingInvalidate(key)
+	}
 	if len(db.watchers) > 0 {
 		for _, c := range db.watchers[key] {
 			c.dirtyCAS = true

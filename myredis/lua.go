@@ -54,6 +54,7 @@ type luaEngine struct {
 
 	// the script running now
 	client               *Client     // the caller's stand-in for redis.call (its own SELECTed db)
+	caller               *Ctx        // the EVAL or FCALL running the script (tracking remembers its keys)
 	x                    Ctx         // reused for each redis.call
 	reply                Writer      // scratch buffer for one redis.call's reply
 	readOnly             bool        // EVAL_RO or flags=no-writes
@@ -445,6 +446,7 @@ type runningScript struct {
 func (e *luaEngine) invoke(x *Ctx, rs runningScript, readOnly bool, push func() int) {
 	s, L := e.s, e.L
 	e.client.db = x.db
+	e.caller = x
 	e.readOnly = readOnly
 	e.allowOOM = rs.allowOOM
 	e.wrote = false
