@@ -81,6 +81,8 @@ type Client struct {
 	pushing bool
 	// tracking is c's CLIENT TRACKING mode, nil when off (tracking.go); executor-owned
 	tracking *clientTracking
+	// replica is set by REPLCONF, SYNC and PSYNC (replication.go); executor-owned
+	replica *replica
 }
 
 var clientIDs atomic.Int64
@@ -123,6 +125,9 @@ func (c *Client) info(now time.Time) string {
 		idle = age
 	}
 	flags := ""
+	if c.s.isMonitor(c) { // monitor.go
+		flags += "O"
+	}
 	if c.isSubscriber() {
 		flags += "P"
 	}

@@ -59,6 +59,7 @@ func cmdSetbit(x *Ctx) {
 		}
 		x.db.modified(key)
 		x.dirty(1)
+		x.notify(notifyString, "setbit", key)
 	}
 	x.w.Bool(old)
 }
@@ -237,12 +238,14 @@ func cmdBitop(x *Ctx) {
 	if maxlen == 0 {
 		if x.db.delete(dest) {
 			x.dirty(1)
+			x.notify(notifyGeneric, "del", dest)
 		}
 		x.w.Int(0)
 		return
 	}
 	x.db.set(dest, bitop(op, srcs, maxlen), false)
 	x.dirty(1)
+	x.notify(notifyString, "set", dest)
 	x.w.Int(int64(maxlen))
 }
 
@@ -344,5 +347,6 @@ func (x *Ctx) bitfield(readonly bool) {
 	if changes > 0 {
 		x.db.modified(key)
 		x.dirty(changes)
+		x.notify(notifyString, "setbit", key)
 	}
 }

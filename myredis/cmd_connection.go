@@ -15,7 +15,7 @@ func commandsConnection() []*command {
 		{name: "hello", arity: -1, flags: flagNoAuth | flagNoScript, fn: cmdHello},
 		{name: "client", arity: -2, flags: flagNoScript, fn: cmdClient, subs: subcommands(map[string]int{
 			"id": 2, "getname": 2, "setname": 3, "setinfo": 4, "list": -2, "info": 2,
-			"no-evict": 3, "no-touch": 3, "reply": 3, "help": 2,
+			"no-evict": 3, "no-touch": 3, "reply": 3, "help": 2, "kill": -3,
 			"tracking": -3, "caching": 3, "getredir": 2, "trackinginfo": 2,
 		})},
 		{name: "reset", arity: 1, flags: flagNoAuth | flagNoScript | flagTx, fn: cmdReset},
@@ -63,6 +63,8 @@ func cmdAuth(x *Ctx) {
 		x.err(msgSyntax)
 		return
 	}
+	x.redactArg(1) // introspect.go: the slow log and MONITOR hide the secrets
+	x.redactArg(2)
 	user, pass := "default", x.arg(x.nargs()-1)
 	if x.nargs() == 3 {
 		user = x.arg(1)
@@ -109,6 +111,8 @@ func cmdHello(x *Ctx) {
 		more := x.nargs() - i - 1
 		switch {
 		case eqFold(x.args[i], "auth") && more >= 2:
+			x.redactArg(i + 1) // introspect.go
+			x.redactArg(i + 2)
 			if !x.s.checkPassword(x.arg(i+1), x.arg(i+2)) {
 				x.err(msgWrongPass)
 				return
@@ -209,6 +213,8 @@ func cmdClient(x *Ctx) {
 		cmdClientGetredir(x)
 	case "trackinginfo":
 		cmdClientTrackinginfo(x)
+	case "kill":
+		x.clientKill() // client_kill.go
 	case "info":
 		x.w.Verbatim(x.c.info(x.s.clock.Now()))
 	case "no-evict", "no-touch":
@@ -302,6 +308,7 @@ func cmdReset(x *Ctx) {
 	x.s.unwatchAll(x.c)
 	x.s.dropSubscriptions(x.c)
 	x.s.disableTracking(x.c)
+	x.s.dropMonitor(x.c) // monitor.go
 	x.c.db = x.s.dbs[0]
 	x.c.name = ""
 	x.c.authed = x.s.cfg.RequirePass == ""

@@ -151,6 +151,7 @@ func (x *Ctx) restore(key string, val any, ttl int64, o restoreOpts) {
 		if deleted {
 			x.dirty(1)
 			x.propagateAs("DEL", key)
+			x.notify(notifyGeneric, "del", key)
 		}
 		x.ok()
 		return
@@ -168,5 +169,6 @@ func (x *Ctx) restore(key string, val any, ttl int64, o restoreOpts) {
 		}
 		x.propagateAs(append(args, "ABSTTL")...)
 	}
+	x.notify(notifyGeneric, "restore", key)
 	x.ok()
 }

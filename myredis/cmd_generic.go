@@ -38,6 +38,7 @@ func cmdDel(x *Ctx) {
 	for _, k := range x.args[1:] {
 		key := string(k)
 		if x.db.lookup(key) != nil && x.db.delete(key) {
+			x.notify(notifyGeneric, "del", key)
 			n++
 		}
 	}
@@ -147,9 +148,11 @@ func expireCmd(unit int64, absolute bool) func(*Ctx) {
 		if when <= x.nowMs() && !x.s.loading {
 			x.db.delete(key)
 			x.propagateAs("DEL", key)
+			x.notify(notifyGeneric, "del", key)
 		} else {
 			x.db.setExpire(key, when)
 			x.propagateAs("PEXPIREAT", key, strconv.FormatInt(when, 10))
+			x.notify(notifyGeneric, "expire", key)
 		}
 		x.w.Int(1)
 	}
@@ -190,6 +193,7 @@ func cmdPersist(x *Ctx) {
 		return
 	}
 	x.dirty(1)
+	x.notify(notifyGeneric, "persist", key)
 	x.w.Int(1)
 }
 
@@ -332,11 +336,14 @@ func (x *Ctx) rename(nx bool) {
 	when, hasTTL := x.db.deadline(src)
 	val := e.val
 	x.db.delete(src)
+	x.db.delete(dst) // as Redis: the old destination goes, the key is added anew
 	x.db.set(dst, val, false)
 	if hasTTL {
 		x.db.setExpire(dst, when)
 	}
 	x.dirty(1)
+	x.notify(notifyGeneric, "rename_from", src)
+	x.notify(notifyGeneric, "rename_to", dst)
 	if nx {
 		x.w.Int(1)
 	} else {

@@ -389,6 +389,7 @@ func (x *Ctx) geoSearch(flags int) {
 		}
 		if x.db.delete(q.storeKey) {
 			x.dirty(1)
+			x.notify(notifyGeneric, "del", q.storeKey)
 		}
 		x.w.Int(0)
 		return
@@ -462,6 +463,7 @@ func (x *Ctx) geoStore(dst string, hits []geoPoint, byDist bool) {
 	if len(hits) == 0 {
 		if x.db.delete(dst) {
 			x.dirty(1)
+			x.notify(notifyGeneric, "del", dst)
 		}
 		x.w.Int(0)
 		return
@@ -476,6 +478,11 @@ func (x *Ctx) geoStore(dst string, hits []geoPoint, byDist bool) {
 	}
 	x.db.set(dst, z, false)
 	x.dirty(len(hits))
+	if x.cmd.name == "geosearchstore" {
+		x.notify(notifyZset, "geosearchstore", dst)
+	} else {
+		x.notify(notifyZset, "georadiusstore", dst)
+	}
 	x.w.Int(int64(len(hits)))
 }
 

@@ -76,6 +76,7 @@ func cmdHset(x *Ctx) {
 		}
 	}
 	x.dirty((x.nargs() - 2) / 2)
+	x.notify(notifyHash, "hset", key)
 	if x.cmd.name == "hmset" {
 		x.ok()
 		return
@@ -97,6 +98,7 @@ func cmdHsetnx(x *Ctx) {
 	}
 	x.modifyHash(key, h).set(x.args[2], own(x.args[3]))
 	x.dirty(1)
+	x.notify(notifyHash, "hset", key)
 	x.w.Int(1)
 }
 
@@ -187,8 +189,10 @@ func cmdHdel(x *Ctx) {
 		}
 	}
 	if deleted > 0 {
+		x.notify(notifyHash, "hdel", key)
 		if h.Len() == 0 {
 			x.db.delete(key)
+			x.notify(notifyGeneric, "del", key)
 		} else {
 			x.db.touch(key)
 		}
@@ -262,6 +266,7 @@ func cmdHincrby(x *Ctx) {
 	cur += incr
 	x.modifyHash(key, h).set(x.args[2], strconv.AppendInt(nil, cur, 10))
 	x.dirty(1)
+	x.notify(notifyHash, "hincrby", key)
 	x.w.Int(cur)
 }
 
@@ -307,6 +312,7 @@ func cmdHincrbyfloat(x *Ctx) {
 	out := []byte(formatLongDouble(sum))
 	x.modifyHash(key, h).set(x.args[2], out)
 	x.dirty(1)
+	x.notify(notifyHash, "hincrbyfloat", key)
 	x.propagateAs("HSET", key, x.arg(2), string(out))
 	x.w.Bulk(out)
 }

@@ -83,6 +83,7 @@ func cmdPfadd(x *Ctx) {
 		x.db.modified(key)
 	}
 	x.dirty(updated)
+	x.notify(notifyString, "pfadd", key)
 	x.w.Int(1)
 }
 
@@ -192,6 +193,7 @@ func cmdPfmerge(x *Ctx) {
 		x.db.modified(key)
 	}
 	x.dirty(1)
+	x.notify(notifyString, "pfadd", key) // as Redis: PFMERGE's event is pfadd
 	x.ok()
 }
 

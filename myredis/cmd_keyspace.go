@@ -181,6 +181,7 @@ func cmdCopy(x *Ctx) {
 		dst.setExpire(dstKey, when)
 	}
 	x.dirty(1)
+	dst.notify(notifyGeneric, "copy_to", dstKey)
 	x.w.Int(1)
 }
 
@@ -222,6 +223,8 @@ func cmdMove(x *Ctx) {
 		dst.setExpire(key, when)
 	}
 	x.dirty(1)
+	x.notify(notifyGeneric, "move_from", key)
+	dst.notify(notifyGeneric, "move_to", key)
 	x.w.Int(1)
 }
 
@@ -276,7 +279,7 @@ func (db *DB) swapData(o *DB) {
 func cmdTouch(x *Ctx) {
 	n := 0
 	for _, k := range x.args[1:] {
-		if x.db.lookup(string(k)) != nil {
+		if x.lookupRead(string(k)) != nil { // a hit or a miss (keymiss), as Redis
 			n++
 		}
 	}

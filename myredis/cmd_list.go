@@ -107,6 +107,7 @@ func pushCmd(front, onlyExisting bool) func(*Ctx) {
 			}
 		}
 		x.dirty(x.nargs() - 2)
+		x.notify(notifyList, pushEvent(front), key)
 		x.w.Int(int64(l.Len()))
 	}
 }
@@ -151,6 +152,7 @@ func cmdLinsert(x *Ctx) {
 	l.Insert(at, x.args[4])
 	x.db.modified(key)
 	x.dirty(1)
+	x.notify(notifyList, "linsert", key)
 	x.w.Int(int64(l.Len()))
 }
 
@@ -186,11 +188,14 @@ func popCmd(front bool) func(*Ctx) {
 			x.w.Null()
 		case !withCount:
 			x.w.Bulk(popOne(l, front))
+			x.notify(notifyList, popEvent(front), key)
 			x.listChanged(key, l, 1)
 		case count == 0:
 			x.w.Array(0)
 		default:
-			x.listChanged(key, l, x.popReply(l, front, count))
+			n := x.popReply(l, front, count)
+			x.notify(notifyList, popEvent(front), key)
+			x.listChanged(key, l, n)
 		}
 	}
 }
@@ -280,6 +285,7 @@ func cmdLset(x *Ctx) {
 	l.Set(at, x.args[3])
 	x.db.modified(key)
 	x.dirty(1)
+	x.notify(notifyList, "lset", key)
 	x.ok()
 }
 
@@ -351,8 +357,10 @@ func cmdLtrim(x *Ctx) {
 	}
 	l.TrimBack(n - to)
 	l.TrimFront(from)
+	x.notify(notifyList, "ltrim", key)
 	if l.Len() == 0 {
 		x.db.delete(key)
+		x.notify(notifyGeneric, "del", key)
 	} else {
 		x.db.modified(key) // as Redis: even when nothing went
 	}
@@ -384,6 +392,9 @@ func cmdLrem(x *Ctx) {
 		limit = 0
 	}
 	removed := l.Remove(x.args[3], int(limit), count < 0)
+	if removed > 0 {
+		x.notify(notifyList, "lrem", key)
+	}
 	x.listChanged(key, l, removed)
 	x.w.Int(int64(removed))
 }
@@ -575,8 +586,11 @@ func (x *Ctx) move(fromFront, toFront bool) (missing bool) {
 	} else {
 		dl.PushBack([]byte(v))
 	}
+	x.notify(notifyList, pushEvent(toFront), dst)
+	x.notify(notifyList, popEvent(fromFront), src)
 	if sl.Len() == 0 {
 		x.db.delete(src)
+		x.notify(notifyGeneric, "del", src)
 	} else {
 		x.db.modified(src)
 	}
@@ -645,12 +659,28 @@ func bpopCmd(front bool) func(*Ctx) {
 			x.w.Array(2)
 			x.w.BulkString(key)
 			x.w.Bulk(popOne(l, front))
+			x.notify(notifyList, popEvent(front), key)
 			x.listChanged(key, l, 1)
 			x.propagateAs(popName(front), key)
 			return
 		}
 		x.blockOn(keys, timeout, true)
 	}
+}
+
+// pushEvent and popEvent are the list events of a push or pop at either end.
+func pushEvent(front bool) string {
+	if front {
+		return "lpush"
+	}
+	return "rpush"
+}
+
+func popEvent(front bool) string {
+	if front {
+		return "lpop"
+	}
+	return "rpop"
 }
 
 func popName(front bool) string {
@@ -783,6 +813,7 @@ func mpopCmd(blocking bool) func(*Ctx) {
 			x.w.Array(2)
 			x.w.BulkString(key)
 			n := x.popReply(l, m.front, m.count)
+			x.notify(notifyList, popEvent(m.front), key)
 			x.listChanged(key, l, n)
 			x.propagateAs(popName(m.front), key, strconv.Itoa(n))
 			return

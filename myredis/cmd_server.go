@@ -244,7 +244,10 @@ func (s *Server) configParams() map[string]func() string {
 	}
 	// pubsub_config.go
 	params["client-output-buffer-limit"] = func() string { return formatObufLimits(c.ObufLimits) }
-	c.Enc.params(params) // encoding.go
+	params["notify-keyspace-events"] = func() string { return formatNotifyClasses(c.NotifyEvents) }
+	c.Enc.params(params)   // encoding.go
+	c.Repl.params(params)  // replication_config.go
+	c.Intro.params(params) // introspect_config.go
 	return params
 }
 
@@ -281,6 +284,7 @@ var runtimeSettable = map[string]bool{
 	"maxmemory-policy": true, "tcp-keepalive": true, "tracking-table-max-keys": true,
 	"auto-aof-rewrite-percentage": true, "auto-aof-rewrite-min-size": true,
 	"set-max-intset-entries": true, "client-query-buffer-limit": true, "client-output-buffer-limit": true,
+	"notify-keyspace-events": true,
 }
 
 // protectedConfigs are refused by CONFIG SET (enable-protected-configs is no).
@@ -314,7 +318,7 @@ func cmdConfig(x *Ctx) {
 		x.s.resetStats()
 		x.ok()
 	case "rewrite":
-		x.err("ERR The server is running without a config file")
+		x.configRewrite() // config_rewrite.go
 	case "help":
 		x.w.BulkStrings([]string{"CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
 			"GET <pattern>", "SET <directive> <value>", "RESETSTAT", "REWRITE", "HELP"})
@@ -325,6 +329,7 @@ func cmdConfig(x *Ctx) {
 // Redis 7.0's checks in its order: unknown names, immutable ones and repeats
 // first, then each value.
 func (x *Ctx) configSet() {
+	x.redactSensitiveConfigs() // introspect.go
 	params := x.s.configParams()
 	seen := map[string]bool{}
 	var names, vals []string
@@ -402,22 +407,6 @@ var (
 )
 
 func noFields(*Server) [][2]string { return nil }
-
-func infoReplication(s *Server) [][2]string {
-	return [][2]string{
-		{"role", "master"},
-		{"connected_slaves", "0"},
-		{"master_failover_state", "no-failover"},
-		{"master_replid", s.replID},
-		{"master_replid2", strings.Repeat("0", 40)},
-		{"master_repl_offset", "0"},
-		{"second_repl_offset", "-1"},
-		{"repl_backlog_active", "0"},
-		{"repl_backlog_size", "1048576"},
-		{"repl_backlog_first_byte_offset", "0"},
-		{"repl_backlog_histlen", "0"},
-	}
-}
 
 func infoCPU(*Server) [][2]string {
 	var ru syscall.Rusage
@@ -561,6 +550,9 @@ func infoStats(s *Server) [][2]string {
 		{"instantaneous_input_kbps", fmt.Sprintf("%.2f", float64(s.estats.inSamples.perSec())/1024)},
 		{"instantaneous_output_kbps", fmt.Sprintf("%.2f", float64(s.estats.outSamples.perSec())/1024)},
 		{"rejected_connections", itoa(s.stats.rejectedConns.Load())},
+		{"sync_full", itoa(s.repl.syncFull)}, // replication.go
+		{"sync_partial_ok", itoa(s.repl.syncPartialOK)},
+		{"sync_partial_err", itoa(s.repl.syncPartialErr)},
 		{"expired_keys", itoa(s.stats.expiredKeys)},
 		{"evicted_keys", "0"}, // no eviction yet: maxmemory is stored, not enforced
 		{"keyspace_hits", itoa(s.stats.keyspaceHits)},

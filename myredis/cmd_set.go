@@ -85,6 +85,7 @@ func cmdSadd(x *Ctx) {
 	}
 	if added > 0 {
 		x.db.modified(key)
+		x.notify(notifySet, "sadd", key)
 	}
 	x.dirty(added)
 	x.w.Int(int64(added))
@@ -105,6 +106,9 @@ func cmdSrem(x *Ctx) {
 					break
 				}
 			}
+		}
+		if removed > 0 {
+			x.notify(notifySet, "srem", key)
 		}
 		x.setChanged(key, s, removed)
 	}
@@ -264,6 +268,7 @@ func cmdSpop(x *Ctx) {
 		i := s.random()
 		m := s.at(i)
 		s.removeAt(i)
+		x.notify(notifySet, "spop", key)
 		x.setChanged(key, s, 1)
 		x.propagateAs("SREM", key, m)
 		x.w.BulkString(m)
@@ -284,7 +289,9 @@ func cmdSpop(x *Ctx) {
 	}
 	if size := s.Len(); count >= int64(size) {
 		x.replyAsNewSet(s, x.w.Set)
+		x.notify(notifySet, "spop", key)
 		x.db.delete(key)
+		x.notify(notifyGeneric, "del", key)
 		x.dirty(size)
 		x.propagateAs("DEL", key)
 		return
@@ -317,6 +324,7 @@ func (x *Ctx) spopSome(key string, s *setValue, count int) {
 		}
 		*s = *next
 	}
+	x.notify(notifySet, "spop", key)
 	x.setChanged(key, s, count)
 	if len(x.s.hooks) > 0 {
 		x.propagateAs(append([]string{"SREM", key}, popped...)...)
@@ -351,6 +359,7 @@ func cmdSmove(x *Ctx) {
 		x.w.Int(0)
 		return
 	}
+	x.notify(notifySet, "srem", srcKey)
 	x.setChanged(srcKey, src, 1)
 	if dst == nil {
 		dst = newSet()
@@ -359,21 +368,19 @@ func cmdSmove(x *Ctx) {
 	if dst.add(m, x.setMaxInts()) {
 		x.db.modified(dstKey)
 		x.dirty(1)
+		x.notify(notifySet, "sadd", dstKey)
 	}
 	x.w.Int(1)
 }
 
-// readSets looks up every key for reading (for writing when store), missing keys
-// as nil. ok is false (WRONGTYPE written) if any holds another type.
+// readSets looks up every key for reading (a *STORE's sources too, as Redis:
+// they count keyspace hits and misses), missing keys as nil. ok is false
+// (WRONGTYPE written) if any holds another type.
 func (x *Ctx) readSets(keys [][]byte, store bool) ([]*setValue, bool) {
 	sets := make([]*setValue, len(keys))
 	for i, k := range keys {
 		var ok bool
-		if store {
-			sets[i], ok = x.writeSet(string(k))
-		} else {
-			sets[i], ok = x.readSet(string(k))
-		}
+		sets[i], ok = x.readSet(string(k))
 		if !ok {
 			return nil, false
 		}
@@ -566,12 +573,14 @@ func (x *Ctx) storeSet(dst string, s *setValue) {
 	if s.Len() == 0 {
 		if x.db.delete(dst) {
 			x.dirty(1)
+			x.notify(notifyGeneric, "del", dst)
 		}
 		x.w.Int(0)
 		return
 	}
 	x.db.set(dst, s, false)
 	x.dirty(1)
+	x.notify(notifySet, x.cmd.name, dst) // sinterstore, sunionstore, sdiffstore
 	x.w.Int(int64(s.Len()))
 }
 

@@ -337,11 +337,13 @@ func (x *Ctx) sortStore(items []sortItem, o sortOpts) {
 	if len(out) == 0 {
 		if x.db.lookup(dst) != nil && x.db.delete(dst) {
 			x.dirty(1)
+			x.notify(notifyGeneric, "del", dst)
 		}
 		x.w.Int(0)
 		return
 	}
 	x.db.set(dst, listFromElems(x.s, out), false)
 	x.dirty(len(out))
+	x.notify(notifyList, "sortstore", dst)
 	x.w.Int(int64(len(out)))
 }

@@ -73,12 +73,14 @@ func (x *Ctx) storeZSet(dst string, z *zset) {
 	if z.Len() == 0 {
 		if x.db.delete(dst) {
 			x.dirty(1)
+			x.notify(notifyGeneric, "del", dst)
 		}
 		x.w.Int(0)
 		return
 	}
 	x.db.set(dst, z, false)
 	x.dirty(1)
+	x.notify(notifyZset, x.cmd.name, dst) // zunionstore, zinterstore, zdiffstore, zrangestore
 	x.w.Int(int64(z.Len()))
 }
 
@@ -213,6 +215,9 @@ options:
 	} else if z != nil {
 		x.zsetChanged(key, z, added+updated)
 	}
+	if added+updated > 0 {
+		x.notify(notifyZset, zaddEvent(incr), key)
+	}
 	switch {
 	case !incr:
 		if ch {
@@ -224,6 +229,14 @@ options:
 	default:
 		x.w.Null()
 	}
+}
+
+// zaddEvent is the event of a ZADD (ZINCRBY and ZADD INCR: zincr).
+func zaddEvent(incr bool) string {
+	if incr {
+		return "zincr"
+	}
+	return "zadd"
 }
 
 func cmdZrem(x *Ctx) {
@@ -239,6 +252,9 @@ func cmdZrem(x *Ctx) {
 		}
 	}
 	if z != nil {
+		if n > 0 {
+			x.notify(notifyZset, "zrem", key)
+		}
 		x.zsetChanged(key, z, n)
 	}
 	x.w.Int(int64(n))
@@ -602,6 +618,9 @@ func zremrangeCmd(by rangeBy) func(*Ctx) {
 		case byLex:
 			n = z.RemoveRangeByLex(lr)
 		}
+		if n > 0 {
+			x.notify(notifyZset, x.cmd.name, key) // zremrangebyrank, ...byscore, ...bylex
+		}
 		x.zsetChanged(key, z, n)
 		x.w.Int(int64(n))
 	}
@@ -645,6 +664,9 @@ func (x *Ctx) pop(key string, z *zset, max bool, n int) []zItem {
 		items = z.PopMax(n)
 	} else {
 		items = z.PopMin(n)
+	}
+	if len(items) > 0 {
+		x.notify(notifyZset, zpopEvent(max), key)
 	}
 	x.zsetChanged(key, z, len(items))
 	return items
@@ -1220,4 +1242,12 @@ func zdiff(srcs []*zset) []zItem {
 		return true
 	})
 	return items
+}
+
+// zpopEvent is the event of a pop from either end.
+func zpopEvent(max bool) string {
+	if max {
+		return "zpopmax"
+	}
+	return "zpopmin"
 }

@@ -36,6 +36,7 @@ func (x *Ctx) getString(key string) (val []byte, found, ok bool) {
 	e := x.db.lookup(key)
 	if e == nil {
 		x.s.bump(&x.s.stats.keyspaceMisses, 1)
+		x.notify(notifyKeyMiss, "keymiss", key)
 		return nil, false, true
 	}
 	x.s.bump(&x.s.stats.keyspaceHits, 1)
@@ -68,6 +69,7 @@ func (x *Ctx) lookupRead(key string) *entry {
 	e := x.db.lookup(key)
 	if e == nil {
 		x.s.stats.keyspaceMisses++
+		x.notify(notifyKeyMiss, "keymiss", key)
 	} else {
 		x.s.stats.keyspaceHits++
 	}
@@ -226,6 +228,7 @@ func (x *Ctx) replyOld(old []byte, found bool) {
 func (x *Ctx) setString(key string, val []byte, expireAt int64, keepTTL bool) {
 	x.db.set(key, val, keepTTL)
 	x.dirty(1)
+	x.notify(notifyString, "set", key)
 	switch {
 	case expireAt == 0:
 		// logged as sent: without a deadline, SET (NX, XX, GET, KEEPTTL), SETNX and
@@ -233,6 +236,7 @@ func (x *Ctx) setString(key string, val []byte, expireAt int64, keepTTL bool) {
 	default: // a deadline already past is kept too: Redis counts the key until it is reclaimed
 		x.db.setExpire(key, expireAt)
 		x.propagateAs("SET", key, string(val), "PXAT", strconv.FormatInt(expireAt, 10))
+		x.notify(notifyGeneric, "expire", key)
 	}
 }
 
@@ -271,6 +275,7 @@ func cmdGetdel(x *Ctx) {
 	x.db.delete(key)
 	x.dirty(1)
 	x.propagateAs("DEL", key)
+	x.notify(notifyGeneric, "del", key)
 	x.w.Bulk(v)
 }
 
@@ -300,14 +305,17 @@ func cmdGetex(x *Ctx) {
 		x.db.delete(key)
 		x.dirty(1)
 		x.propagateAs("DEL", key)
+		x.notify(notifyGeneric, "del", key)
 	case at != 0:
 		x.db.setExpire(key, at)
 		x.dirty(1)
 		x.propagateAs("PEXPIREAT", key, strconv.FormatInt(at, 10))
+		x.notify(notifyGeneric, "expire", key)
 	case o.persist:
 		if x.db.persist(key) {
 			x.dirty(1)
 			x.propagateAs("PERSIST", key)
+			x.notify(notifyGeneric, "persist", key)
 		}
 	}
 }
@@ -349,6 +357,7 @@ func cmdMset(x *Ctx) {
 	}
 	for i := 1; i < x.nargs(); i += 2 {
 		x.db.set(x.arg(i), own(x.args[i+1]), false)
+		x.notify(notifyString, "set", x.arg(i))
 	}
 	x.dirty(x.nargs() / 2)
 	x.ok()
@@ -367,6 +376,7 @@ func cmdMsetnx(x *Ctx) {
 	}
 	for i := 1; i < x.nargs(); i += 2 {
 		x.db.set(x.arg(i), own(x.args[i+1]), false)
+		x.notify(notifyString, "set", x.arg(i))
 	}
 	x.dirty(x.nargs() / 2)
 	x.w.Int(1)
@@ -416,6 +426,7 @@ func (x *Ctx) incrBy(n int64) {
 	cur += n
 	x.db.set(key, strconv.AppendInt(nil, cur, 10), true)
 	x.dirty(1)
+	x.notify(notifyString, "incrby", key)
 	x.w.Int(cur)
 }
 
@@ -447,6 +458,7 @@ func cmdIncrbyfloat(x *Ctx) {
 	out := []byte(formatLongDouble(sum))
 	x.db.set(key, out, true)
 	x.dirty(1)
+	x.notify(notifyString, "incrbyfloat", key)
 	x.propagateAs("SET", key, string(out), "KEEPTTL")
 	x.w.Bulk(out)
 }
@@ -477,6 +489,7 @@ func cmdAppend(x *Ctx) {
 	if !found {
 		x.db.add(key, own(x.args[2]))
 		x.dirty(1)
+		x.notify(notifyString, "append", key)
 		x.w.Int(int64(len(x.args[2])))
 		return
 	}
@@ -490,6 +503,7 @@ func cmdAppend(x *Ctx) {
 	nv := append(v, x.args[2]...)
 	x.db.set(key, nv, true)
 	x.dirty(1)
+	x.notify(notifyString, "append", key)
 	x.w.Int(int64(len(nv)))
 }
 

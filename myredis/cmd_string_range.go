@@ -45,6 +45,7 @@ func cmdSetrange(x *Ctx) {
 		copy(b[off:], val)
 		x.db.add(key, b)
 		x.dirty(1)
+		x.notify(notifyString, "setrange", key)
 		x.w.Int(int64(len(b)))
 		return
 	}
@@ -70,6 +71,7 @@ func cmdSetrange(x *Ctx) {
 	copy(b[off:], val)
 	x.db.modified(key)
 	x.dirty(1)
+	x.notify(notifyString, "setrange", key)
 	x.w.Int(int64(len(b)))
 }
 

@@ -18,6 +18,7 @@ const (
 	flagBlocking             // may block the client (BZPOPMIN)
 	flagAdmin                // server administration
 	flagDenyOOM              // refused over maxmemory (Redis's denyoom; maxmemory.go)
+	flagProtect              // DEBUG: refused unless enable-debug-command allows it (introspect_config.go)
 )
 
 // command is one entry of the command table.
@@ -40,6 +41,8 @@ type command struct {
 	subs map[string]*command
 	// stats are INFO commandstats/latencystats figures (stats.go), executor-owned.
 	stats cmdStats
+	// intro are the slow log's, latency monitor's and MONITOR's flags (introspect.go)
+	intro uint8
 	// serves, when set, tells whether a client blocked in this command can be
 	// served from key now; one it refuses keeps its place in line (blocking).
 	serves func(db *DB, key string) bool
@@ -162,7 +165,8 @@ func buildCommandTable() commandTable {
 	for _, group := range commandGroups {
 		t.add(group()...)
 	}
-	markDenyOOM(t) // maxmemory.go
+	markDenyOOM(t)       // maxmemory.go
+	markIntrospection(t) // introspect.go
 	return t
 }
 

@@ -74,9 +74,17 @@ type Config struct {
 	// QueryBufferLimit is client-query-buffer-limit: the most payload one
 	// request may carry before the client is closed; 0 means the default, 1gb.
 	QueryBufferLimit int64
+	// NotifyEvents is notify-keyspace-events (notify.go).
+	NotifyEvents notifyClass
 	// Enc are the encoding settings (hash-max-listpack-entries, ...: encoding.go).
 	Enc     EncodingLimits
 	encInit bool // Enc holds at least the defaults
+	// Repl are the replication settings (replication_config.go); ConfigFile
+	// is the config file read at start-up, absolute ("" : none), for CONFIG REWRITE.
+	Repl       ReplConfig
+	ConfigFile string
+	// Intro are the slow log and latency monitor settings (introspect_config.go).
+	Intro IntrospectConfig
 }
 
 // queryBufferLimit is the effective client-query-buffer-limit.
@@ -174,6 +182,7 @@ func (c *Config) fillDefaults() {
 	}
 	c.initEncoding()
 	c.initObuf()
+	c.initIntrospect()
 	if !c.keepAliveSet {
 		c.TCPKeepAlive = 300
 	}

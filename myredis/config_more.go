@@ -31,6 +31,9 @@ func parseArgs(args []string, stdin io.Reader) (Config, error) {
 		if err := c.loadFile(args[0]); err != nil {
 			return c, err
 		}
+		if abs, err := filepath.Abs(args[0]); err == nil {
+			c.ConfigFile = abs // CONFIG REWRITE's file (config_rewrite.go)
+		}
 	}
 	options, fromStdin := argsToConfigText(args[j:], j == 0)
 	if fromStdin {
@@ -195,7 +198,7 @@ func (c *Config) setDirective(name string, args []string) error {
 		}
 		c.Save = append(c.Save, points...)
 		return err
-	case "bind", "client-output-buffer-limit", "oom-score-adj-values":
+	case "bind", "client-output-buffer-limit", "oom-score-adj-values", "replicaof", "slaveof":
 		return c.setOrBad(name, strings.Join(args, " "))
 	}
 	if len(args) != 1 {
@@ -299,7 +302,15 @@ func (c *Config) setMore(name, val string) error {
 		if err == nil {
 			c.TrackingTableMaxKeys, c.trackingMaxSet = int64(n), true
 		}
+	case "notify-keyspace-events":
+		c.NotifyEvents, err = parseNotifyClasses(val) // notify.go
 	default:
+		if handled, err := c.Repl.set(name, val); handled { // replication_config.go
+			return err
+		}
+		if err := c.setIntrospect(name, val); err != errUnknownOption { // introspect_config.go
+			return err
+		}
 		if !redisConfigNames[name] {
 			return errUnknownOption
 		}

@@ -80,8 +80,12 @@ func (db *DB) expireIfNeeded(key string) bool {
 	if db.s.loading {
 		return false
 	}
+	if db.s.isReplica() { // the master deletes it and sends the DEL
+		return !db.s.repl.applying // its commands still see the key
+	}
 	db.remove(key)
 	db.s.stats.expiredKeys++
+	db.notify(notifyExpired, "expired", key)
 	db.s.propagateExpired(db, key)
 	return true
 }
@@ -105,6 +109,7 @@ func (db *DB) insert(key string, val any) {
 	db.dict[key] = &entry{val: val, pos: len(db.keys), access: db.s.lruClock.Load()}
 	db.keys = append(db.keys, key)
 	db.touch(key)
+	db.notify(notifyNew, "new", key)
 }
 
 // set stores val under key, replacing any value and dropping its TTL unless keepTTL.

@@ -180,6 +180,12 @@ const (
 	msgPFDebugNotSparse = "ERR HLL encoding is not sparse"
 	msgPFDebugUnknown   = "ERR Unknown PFDEBUG subcommand '%s'"
 	msgPFDebugArity     = "ERR Wrong number of arguments for the '%s' subcommand"
+
+	// SLOWLOG, LATENCY, MONITOR, DEBUG, CLIENT PAUSE (introspect.go and its files)
+	msgSubcommandSyntax    = "ERR unknown subcommand or wrong number of arguments for '%s'. Try %s HELP."
+	msgSlowlogCount        = "ERR count should be greater than or equal to -1"
+	msgDebugNotAllowed     = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."
+	msgMonitorDenyBlocking = "ERR MONITOR isn't allowed for DENY BLOCKING client"
 )
 
 // COMMAND GETKEYS.
@@ -209,6 +215,18 @@ const (
 
 // maxmemory (maxmemory.go).
 const msgOOM = "OOM command not allowed when used memory > 'maxmemory'."
+
+// Replication (replication*.go) and CLIENT KILL (client_kill.go).
+const (
+	msgReadOnlyReplica    = "READONLY You can't write against a read only replica."
+	msgNoSuchClient       = "ERR No such client"
+	msgClientIDPositive   = "ERR client-id should be greater than 0"
+	msgInvalidMasterPort  = "ERR Invalid master port"
+	msgReplicaofByReplica = "ERR Command is not valid when client is a replica."
+	msgWaitOnReplica      = "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated."
+	msgSyncNoMasterLink   = "NOMASTERLINK Can't SYNC while not connected with my master"
+	msgTimeoutNotInt      = "ERR timeout is not an integer or out of range"
+)
 
 // Pub/sub (cmd_pubsub.go) and client-output-buffer-limit.
 const (

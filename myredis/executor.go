@@ -36,6 +36,7 @@ func (s *Server) runExecutor() {
 		if !ok {
 			return
 		}
+		s.startTiming() // introspect.go
 		if j.fn != nil {
 			j.fn()
 			if s.tracking.clients > 0 { // tracking.go, as Redis's serverCron and beforeSleep
@@ -84,8 +85,8 @@ func (s *Server) submit(fn func()) {
 // runBatch executes the client's pending commands, appending replies to c.out.
 // It stops early when a command blocks; the rest wait in c.pending.
 func (s *Server) runBatch(c *Client) {
-	// the access time of every key this batch reads (OBJECT IDLETIME)
-	s.lruClock.Store(s.clock.Now().UnixMilli())
+	// the access time of every key this batch reads (OBJECT IDLETIME; introspect.go)
+	s.lruClock.Store(s.batchStartMs())
 	if !s.par.on { // workers run batches side by side (workers.go)
 		s.runningClient = c
 	}
@@ -166,6 +167,8 @@ type Ctx struct {
 	// readyKey is set when the command is a blocked one being served: the key
 	// whose change woke it, the one it takes from (as Redis serves key by key).
 	readyKey string
+	// redacted are the arguments the slow log and MONITOR hide (introspect.go)
+	redacted []int
 }
 
 // call runs one command for c: lookup, arity, auth, MULTI queueing, then the
@@ -197,12 +200,20 @@ func (s *Server) call(c *Client, args [][]byte, w *Writer) {
 		s.reject(c, cmd, w, errArity(cmd.name))
 		return
 	}
+	if cmd.flags&flagProtect != 0 && !s.debugAllowed(c) { // introspect_config.go
+		s.reject(c, cmd, w, msgDebugNotAllowed)
+		return
+	}
 	if c.needsAuth() && cmd.flags&flagNoAuth == 0 {
 		s.reject(c, cmd, w, msgNoAuth)
 		return
 	}
-	if s.cfg.MaxMemory > 0 && refusedOnOOM(c, cmd) && s.overMaxmemory() { // maxmemory.go
+	if s.cfg.MaxMemory > 0 && c != s.repl.mc && refusedOnOOM(c, cmd) && s.overMaxmemory() { // maxmemory.go
 		s.reject(c, cmd, w, msgOOM)
+		return
+	}
+	if cmd.flags&flagWrite != 0 && s.isReplica() && !s.cfg.Repl.ReadWrite && c != s.repl.mc {
+		s.reject(c, cmd, w, msgReadOnlyReplica) // replication_replica.go
 		return
 	}
 	if c.ps != nil && c.pubsubOnly() && !allowedWhileSubscribed[cmd.name] {
@@ -241,12 +252,15 @@ func (s *Server) exec(x *Ctx) {
 	}
 	before := s.dirty
 	mark := x.w.Len()
-	var start time.Time
-	timed := x.cmd.stats.timeNext() // every call would cost two clock reads: stats.go
-	if timed {
-		start = time.Now()
+	if x.cmd.intro&introMonitorFirst != 0 && len(s.intro.monitors) > 0 {
+		s.feedMonitors(x) // a script shows before the commands it runs (monitor.go)
 	}
+	start, timed := s.startCommand(x.cmd) // introspect.go
 	x.cmd.fn(x)
+	ns := int64(-1) // not timed
+	if timed {
+		ns = s.endTiming(start) // one clock read per command
+	}
 	if s.tracking.clients > 0 && x.cmd.flags&flagReadonly != 0 {
 		s.trackingRemember(x) // tracking.go
 	}
@@ -254,16 +268,14 @@ func (s *Server) exec(x *Ctx) {
 	// commandstats (stats.go); a command that blocked counts when it is served
 	if x.c.blocked == nil || x.inMulti || x.inScript {
 		out := x.w.Bytes()
-		failed := len(out) > mark && out[mark] == '-'
-		if !timed && !failed {
-			x.cmd.stats.calls++ // the common case, inline
+		if len(out) > mark && out[mark] == '-' {
+			s.countCall(x.cmd, ns, out[mark:], !x.inScript)
 		} else {
-			var reply []byte
-			if failed {
-				reply = out[mark:]
-			}
-			s.countTimedOrFailed(x, start, timed, reply)
+			x.cmd.stats.record(ns) // the common case
 		}
+	}
+	if ns >= s.intro.slowNs || len(s.intro.monitors) > 0 {
+		s.observe(x, ns) // slow log, latency monitor, MONITOR (introspect.go)
 	}
 	if s.dirty != before && x.cmd.flags&flagWrite != 0 {
 		args := x.args
@@ -368,6 +380,9 @@ type blockState struct {
 	keys     []string
 	args     [][]byte
 	deadline time.Time // zero: forever
+	// onTimeout, when set, writes the reply at the deadline (WAIT's count)
+	// instead of a null array
+	onTimeout func(w *Writer)
 }
 
 type dbKey struct {
@@ -467,7 +482,11 @@ func (s *Server) timeoutBlocked(c *Client) {
 		s.countCall(cmd, 0, nil, false) // as Redis: a timed-out call counts (its run time was counted as none)
 	}
 	c.blockOut.Reset()
-	c.blockOut.NullArray()
+	if bs.onTimeout != nil {
+		bs.onTimeout(&c.blockOut)
+	} else {
+		c.blockOut.NullArray()
+	}
 	c.lastActive.Store(s.clock.Now().UnixMilli())
 	s.release(c.wake)
 }

@@ -23,6 +23,7 @@ type expireCycle struct {
 	timelimitExit bool      // the last cycle stopped for lack of time
 	lastFast      time.Time // when the last fast cycle started
 	stalePerc     float64   // running estimate of the expired share of keys with a TTL, %
+	disabled      bool      // DEBUG SET-ACTIVE-EXPIRE 0 (cmd_debug.go)
 	now           func() time.Time
 }
 
@@ -52,7 +53,7 @@ func (s *Server) activeExpireFast() { s.activeExpireCycle(true) }
 
 // activeExpireCycle reclaims expired keys within its time budget. Runs on the executor.
 func (s *Server) activeExpireCycle(fast bool) {
-	if s.par.on || s.loading {
+	if s.par.on || s.loading || s.expire.disabled || s.isReplica() { // a replica's keys expire by its master's DELs
 		return
 	}
 	st := &s.expire
@@ -99,6 +100,7 @@ func (s *Server) activeExpireCycle(fast bool) {
 		perc = float64(expired) * 100 / float64(sampled)
 	}
 	st.stalePerc = perc*0.05 + st.stalePerc*0.95
+	s.latencyAddIfNeeded("expire-cycle", clock().Sub(start).Milliseconds()) // latency.go
 }
 
 // expireSample looks at up to n keys with a TTL and deletes the expired ones.

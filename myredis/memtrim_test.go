@@ -2,8 +2,9 @@ package myredis
 
 import "testing"
 
-// TestTrimmerTrimsOnceAfterTraffic: a quiet second after traffic trims when the
-// slack is worth it, and only once; quiet seconds without traffic never do.
+// TestTrimmerTrimsOnceAfterTraffic: two quiet seconds after traffic trim when the
+// slack is worth it, and only once; one quiet second (a pause) or quiet seconds
+// without traffic never do.
 func TestTrimmerTrimsOnceAfterTraffic(t *testing.T) {
 	const mb = 1 << 20
 	big := func() (uint64, uint64) { return 200 * mb, 100 * mb }  // slack beyond live/4 and the minimum
@@ -20,14 +21,19 @@ func TestTrimmerTrimsOnceAfterTraffic(t *testing.T) {
 		want  bool
 	}{
 		{0, big, false},           // quiet, no traffic yet
+		{0, big, false},           // quiet, no traffic yet
 		{10 * mb, big, false},     // busy
-		{20 * mb, big, false},     // still busy
-		{20*mb + 100, big, true},  // first quiet second after traffic: trim
-		{20*mb + 200, big, false}, // quiet again: already decided
+		{10 * mb, big, false},     // a pause
+		{20 * mb, big, false},     // busy again
+		{20*mb + 100, big, false}, // quiet 1
+		{20*mb + 200, big, true},  // quiet 2 after traffic: trim
+		{20*mb + 300, big, false}, // quiet again: already decided
 		{30 * mb, big, false},     // busy
-		{30 * mb, small, false},   // quiet, but the slack is small
+		{30 * mb, small, false},   // quiet 1
+		{30 * mb, small, false},   // quiet 2, but the slack is small
 		{40 * mb, big, false},     // busy
-		{40 * mb, tiny, false},    // quiet, slack under the minimum
+		{40 * mb, tiny, false},    // quiet 1
+		{40 * mb, tiny, false},    // quiet 2, slack under the minimum
 	}
 	for i, st := range steps {
 		if got := tr.tick(st.in, count(st.slack)); got != st.want {

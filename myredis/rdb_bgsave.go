@@ -48,6 +48,11 @@ type bgsave struct {
 	// the settings at t0, read by the saver (s.cfg is the executor's)
 	compress, checksum bool
 	dir, path          string
+	// stream, when set, takes the snapshot instead of the file: a diskless
+	// sync writes it to replicas (replication.go)
+	stream func(fill func(*bufio.Writer) error) error
+	// replAux are the repl-id and repl-offset aux fields at t0 (replication.go)
+	replAux [][2]string
 }
 
 // rdbItem is one key's record at t0.
@@ -81,12 +86,17 @@ func (s *Server) setWriteHooks() {
 var errBgsaveRunning = errors.New("Background save already in progress")
 
 // startBgsave begins a background save. Runs on the executor.
-func (s *Server) startBgsave() error {
+func (s *Server) startBgsave() error { return s.startSnapshot(nil) }
+
+// startSnapshot begins a background snapshot to the file (stream nil) or to
+// stream. Runs on the executor.
+func (s *Server) startSnapshot(stream func(fill func(*bufio.Writer) error) error) error {
 	if s.bgsave != nil {
 		return errBgsaveRunning
 	}
 	bg := &bgsave{touched: make(map[dbKey]struct{}), dirty: s.dirty, started: time.Now(), scanning: true,
-		compress: s.cfg.rdbCompression(), checksum: s.cfg.rdbChecksum(), dir: s.cfg.Dir, path: s.rdbPath()}
+		compress: s.cfg.rdbCompression(), checksum: s.cfg.rdbChecksum(), dir: s.cfg.Dir, path: s.rdbPath(),
+		stream: stream, replAux: s.replAuxFields()}
 	if libs := s.functionsPtr.Load(); libs != nil {
 		for _, lib := range libs.sorted() {
 			bg.functions = append(bg.functions, lib.code)
@@ -94,7 +104,9 @@ func (s *Server) startBgsave() error {
 	}
 	s.bgsave = bg
 	s.setWriteHooks()
-	s.log.Info("background saving started")
+	if stream == nil {
+		s.log.Info("background saving started")
+	}
 	go func() {
 		err := s.bgsaveInBackground(bg)
 		s.submit(func() { s.bgsaveDone(bg, err) })
@@ -216,6 +228,9 @@ var errBgsaveAborted = errors.New("background save aborted: the server is shutti
 // bgsaveInBackground writes the file. Runs on its own goroutine; each access
 // to the data is an executor job.
 func (s *Server) bgsaveInBackground(bg *bgsave) error {
+	if bg.stream != nil {
+		return bg.stream(func(out *bufio.Writer) error { return s.bgsaveWrite(bg, out) })
+	}
 	tmp := filepath.Join(bg.dir, fmt.Sprintf("temp-bg-%d.rdb", os.Getpid()))
 	err := writeTempFile(tmp, func(out *bufio.Writer) error { return s.bgsaveWrite(bg, out) })
 	if err != nil {
@@ -241,6 +256,7 @@ func (s *Server) bgsaveInBackground(bg *bgsave) error {
 // bgsaveWrite writes the snapshot, asking the executor for the keys in steps.
 func (s *Server) bgsaveWrite(bg *bgsave, out *bufio.Writer) error {
 	f := &rdbFileWriter{w: rdbWriter{compress: bg.compress}, out: out, checksum: bg.checksum}
+	f.replAux = bg.replAux
 	s.writeRDBHeader(f, bg.functions)
 	selected := -1
 	for {
@@ -296,6 +312,9 @@ func (s *Server) writeRDBHeader(f *rdbFileWriter, functions []string) {
 	f.aux("ctime", itoa(time.Now().Unix()))
 	f.aux("used-mem", itoa(int64(heapAlloc())))
 	f.aux("aof-base", "0")
+	for _, kv := range f.replAux {
+		f.aux(kv[0], kv[1])
+	}
 	for _, code := range functions {
 		f.w.byte1(rdbOpFunction2)
 		f.w.str([]byte(code))
@@ -323,6 +342,11 @@ func (s *Server) bgsaveDone(bg *bgsave, err error) {
 		s.bgsave = nil
 		s.setWriteHooks()
 	}
+	if bg.stream != nil { // a diskless sync: no file, no save record
+		s.replSnapshotDone(false, err)
+		return
+	}
+	defer s.replSnapshotDone(true, err) // a disk sync sends the file (replication.go)
 	st := s.rdbRecord()
 	st.lastOK = err == nil
 	st.lastBgsaveDur = time.Since(bg.started)

@@ -51,6 +51,7 @@ type rdbFileWriter struct {
 	out      *bufio.Writer
 	crc      uint64
 	checksum bool
+	replAux  [][2]string // repl-stream-db, repl-id, repl-offset (replication.go)
 }
 
 // flush moves the encoded bytes to the file once they pass limit bytes.
@@ -103,6 +104,7 @@ func (s *Server) writeRDB(out *bufio.Writer) error {
 			functions = append(functions, lib.code)
 		}
 	}
+	f.replAux = s.replAuxFields()
 	s.writeRDBHeader(f, functions)
 	now := s.nowMs()
 	for _, db := range s.dbs {
@@ -373,11 +375,12 @@ func (l *rdbLoader) item(op byte) string {
 			return "unexpected end of file in a FREQ value"
 		}
 	case rdbOpAux:
-		_, err1 := r.str()
-		_, err2 := r.str()
+		key, err1 := r.str()
+		val, err2 := r.str()
 		if err1 != nil || err2 != nil {
 			return "bad AUX field"
 		}
+		l.s.replAuxLoaded(string(key), string(val)) // replication.go
 	case rdbOpModuleAux:
 		return "the file holds module data (MODULE_AUX), and MyRedis has no modules"
 	case rdbOpFunction2:

@@ -80,6 +80,7 @@ type Server struct {
 	live   liveSettings // settings read off the executor
 	expire expireCycle  // active expiry's state (expire.go)
 	replID string       // INFO replication's master_replid, random per run
+	repl   replication  // replication, both sides (replication*.go)
 
 	stopping atomic.Bool   // SHUTDOWN or Close: batches not yet started never run
 	stopped  chan struct{} // closed when Close has finished
@@ -87,6 +88,8 @@ type Server struct {
 	estats execStats   // INFO commandstats, errorstats, rates, peak (stats.go)
 	net    netCounters // total_net_input_bytes / output, from connection goroutines
 	runID  string      // INFO run_id, random per run
+
+	intro introspection // slow log, latency monitor, MONITOR (introspect.go)
 }
 
 // stats are INFO's counters, owned by the executor (rejectedConns excepted).
@@ -135,6 +138,7 @@ func New(cfg Config, opts ...Option) *Server {
 	s.live.set(cfg)
 	s.scriptGuard.init(&s.live.luaLimitMs, s.quit)
 	s.configHooks = append(s.configHooks, func(_, next Config) { s.live.set(next) })
+	s.initIntrospection()
 	if cfg.Workers > 1 { // demonstration mode, see workers.go
 		s.startWorkers(cfg.Workers)
 	} else {
@@ -242,8 +246,8 @@ func (s *Server) accept(conn redcon.Conn) bool {
 
 func (s *Server) closed(conn redcon.Conn, err error) {
 	c, _ := conn.Context().(*Client)
-	if c == nil {
-		return
+	if c == nil || (c.replica != nil && c.replica.attached) {
+		return // a replica's socket was detached: replication.go frees it
 	}
 	s.mu.Lock()
 	delete(s.clients, c.id)
@@ -261,6 +265,7 @@ func (s *Server) forgetClient(c *Client) {
 	s.unblock(c)
 	s.dropSubscriptions(c)
 	s.disableTracking(c) // tracking.go
+	s.dropMonitor(c) // monitor.go
 }
 
 // handle runs on the connection goroutine for the first command of each pipelined
@@ -296,6 +301,10 @@ func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
 				return
 			}
 			<-c.done
+		}
+		if c.replica != nil && c.replica.attached { // SYNC or PSYNC made it a replica
+			s.detachReplica(c, conn) // replication.go
+			return
 		}
 		if overOutputLimit(&s.live, c, c.out.Len(), s.clock.Now) { // replybuf.go
 			s.log.Warn("client closed for overcoming of output buffer limits", "id", c.id, "class", "normal", "bytes", c.out.Len())

@@ -73,7 +73,7 @@ func (s *Server) closeIdleClients() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, c := range s.clients {
-		if c.blocked != nil || c.conn == nil || c.isSubscriber() {
+		if c.blocked != nil || c.conn == nil || c.isSubscriber() || s.isMonitor(c) {
 			continue
 		}
 		last := c.lastActive.Load()

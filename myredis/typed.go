@@ -11,6 +11,7 @@ func readValue[T any](x *Ctx, key string) (v T, ok bool) {
 	e := x.db.lookup(key)
 	if e == nil {
 		x.s.bump(&x.s.stats.keyspaceMisses, 1) // workers.go: locked in workers mode
+		x.notify(notifyKeyMiss, "keymiss", key)
 		return v, true
 	}
 	x.s.bump(&x.s.stats.keyspaceHits, 1)
@@ -45,6 +46,7 @@ func (x *Ctx) membersChanged(key string, left, n int) {
 	}
 	if left == 0 {
 		x.db.delete(key)
+		x.notify(notifyGeneric, "del", key)
 	} else {
 		x.db.modified(key) // touch, locked in workers mode (workers.go)
 	}

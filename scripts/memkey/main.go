@@ -69,7 +69,7 @@ func measure(shape string, n int, argv []string) perKey {
 	}
 	rss0, _, used0 := sample(ctx, rdb, cmd.Process.Pid)
 	load(ctx, rdb, addr, shape, n)
-	time.Sleep(3 * time.Second) // a quiet moment, as an operator would read it
+	time.Sleep(20 * time.Second) // a quiet moment, as an operator would read it (a collection of a big heap takes seconds on a loaded machine)
 	rss1, peak, used1 := sample(ctx, rdb, cmd.Process.Pid)
 	k := float64(n)
 	return perKey{rss: (rss1 - rss0) / k, peak: (peak - rss0) / k, used: (used1 - used0) / k}
