@@ -265,7 +265,7 @@ func (s *Server) forgetClient(c *Client) {
 	s.unblock(c)
 	s.dropSubscriptions(c)
 	s.disableTracking(c) // tracking.go
-	s.dropMonitor(c) // monitor.go
+	s.dropMonitor(c)     // monitor.go
 }
 
 // handle runs on the connection goroutine for the first command of each pipelined
