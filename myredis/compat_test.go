@@ -97,11 +97,18 @@ func TestCompat(t *testing.T) {
 			}
 			// every case again on connections that said HELLO 3 first
 			for _, dc := range cases {
+				if resp3Skip[dc.name] {
+					continue
+				}
 				t.Run("resp3/"+dc.name, func(t *testing.T) { runDiff(t, real, mine, dc, 3) })
 			}
 		})
 	}
 }
+
+// resp3Skip are cases not replayed in RESP3: LATENCY DOCTOR's text depends on the
+// latency events the first (RESP2) pass left in the same servers.
+var resp3Skip = map[string]bool{"introspect/latency_settings": true}
 
 // startPair starts a real redis-server and a MyRedis with the same arguments.
 func startPair(t *testing.T, args ...string) (realAddr, myAddr string) {
