@@ -80,6 +80,8 @@ type Client struct {
 	// pushing: the command's reply is a pub/sub confirmation, which CLIENT REPLY
 	// OFF|SKIP do not mute (Redis's CLIENT_PUSHING); executor-owned
 	pushing bool
+	// tracking is c's CLIENT TRACKING mode, nil when off (tracking.go); executor-owned
+	tracking *clientTracking
 	// replica is set by REPLCONF, SYNC and PSYNC (replication.go); executor-owned
 	replica *replica
 }

@@ -16,6 +16,7 @@ func commandsConnection() []*command {
 		{name: "client", arity: -2, flags: flagNoScript, fn: cmdClient, subs: subcommands(map[string]int{
 			"id": 2, "getname": 2, "setname": 3, "setinfo": 4, "list": -2, "info": 2,
 			"no-evict": 3, "no-touch": 3, "reply": 3, "help": 2, "kill": -3, "unblock": -3,
+			"tracking": -3, "caching": 3, "getredir": 2, "trackinginfo": 2,
 		})},
 		{name: "reset", arity: 1, flags: flagNoAuth | flagNoScript | flagTx, fn: cmdReset},
 	}
@@ -195,10 +196,18 @@ func cmdClient(x *Ctx) {
 		x.clientList()
 	case "unblock":
 		x.clientUnblock() // cmd_introspect.go
+	case "tracking": // tracking.go
+		cmdClientTracking(x)
+	case "caching":
+		cmdClientCaching(x)
+	case "getredir":
+		cmdClientGetredir(x)
+	case "trackinginfo":
+		cmdClientTrackinginfo(x)
 	case "kill":
 		x.clientKill() // client_kill.go
 	case "info":
-		x.w.BulkString(x.c.info(x.s.clock.Now()))
+		x.w.Verbatim(x.c.info(x.s.clock.Now()))
 	case "no-evict", "no-touch":
 		if !eqFold(x.args[2], "on") && !eqFold(x.args[2], "off") {
 			x.err(msgSyntax)
@@ -259,10 +268,10 @@ func (x *Ctx) clientList() {
 		}
 	}
 	if !normal {
-		x.w.BulkString("")
+		x.w.Verbatim("")
 		return
 	}
-	x.w.BulkString(x.s.clientList(ids))
+	x.w.Verbatim(x.s.clientList(ids))
 }
 
 // clientList renders CLIENT LIST, of the clients in ids (all when nil). Runs on
@@ -289,6 +298,7 @@ func cmdReset(x *Ctx) {
 	x.s.discard(x.c)
 	x.s.unwatchAll(x.c)
 	x.s.dropSubscriptions(x.c)
+	x.s.disableTracking(x.c)
 	x.s.dropMonitor(x.c) // monitor.go
 	x.c.db = x.s.dbs[0]
 	x.c.name = ""

@@ -163,9 +163,9 @@ func (x *Ctx) functionList(f *functionLibs) {
 	x.w.Array(len(libs))
 	for _, lib := range libs {
 		if withCode {
-			x.w.Array(8)
+			x.w.Map(4)
 		} else {
-			x.w.Array(6)
+			x.w.Map(3)
 		}
 		x.w.BulkString("library_name")
 		x.w.BulkString(lib.name)
@@ -174,7 +174,7 @@ func (x *Ctx) functionList(f *functionLibs) {
 		x.w.BulkString("functions")
 		x.w.Array(len(lib.funcs))
 		for _, fd := range lib.funcs {
-			x.w.Array(6)
+			x.w.Map(3)
 			x.w.BulkString("name")
 			x.w.BulkString(fd.name)
 			x.w.BulkString("description")
@@ -190,7 +190,7 @@ func (x *Ctx) functionList(f *functionLibs) {
 					flags = append(flags, name)
 				}
 			}
-			x.w.Array(len(flags)) // a set, which RESP2 sends as an array of statuses
+			x.w.Set(len(flags))
 			for _, name := range flags {
 				x.w.Simple(name)
 			}

@@ -383,6 +383,7 @@ func cmdFlushdb(x *Ctx) {
 		return
 	}
 	x.db.flush()
+	x.s.trackingFlushed()
 	x.dirty(1)
 	x.ok()
 }
@@ -394,6 +395,7 @@ func cmdFlushall(x *Ctx) {
 	for _, db := range x.s.dbs {
 		db.flush()
 	}
+	x.s.trackingFlushed()
 	x.dirty(1)
 	x.ok()
 }

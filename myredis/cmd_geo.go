@@ -116,8 +116,8 @@ func cmdGeopos(x *Ctx) {
 		}
 		lon, lat := geoDecodeScore(score)
 		x.w.Array(2)
-		x.w.BulkString(formatGeoCoord(lon))
-		x.w.BulkString(formatGeoCoord(lat))
+		x.replyGeoCoord(lon)
+		x.replyGeoCoord(lat)
 	}
 }
 
@@ -451,8 +451,8 @@ func (x *Ctx) replyGeoHits(hits []geoPoint, q *geoQuery) {
 		}
 		if q.withCoord {
 			x.w.Array(2)
-			x.w.BulkString(formatGeoCoord(h.lon))
-			x.w.BulkString(formatGeoCoord(h.lat))
+			x.replyGeoCoord(h.lon)
+			x.replyGeoCoord(h.lat)
 		}
 	}
 }
@@ -484,4 +484,14 @@ func (x *Ctx) geoStore(dst string, hits []geoPoint, byDist bool) {
 		x.notify(notifyZset, "georadiusstore", dst)
 	}
 	x.w.Int(int64(len(hits)))
+}
+
+// replyGeoCoord writes a longitude or latitude as Redis's addReplyHumanLongDouble:
+// a bulk string in RESP2, a double in RESP3, the same digits in both.
+func (x *Ctx) replyGeoCoord(f float64) {
+	if x.w.RESP3() {
+		x.w.Raw([]byte("," + formatGeoCoord(f) + "\r\n"))
+		return
+	}
+	x.w.BulkString(formatGeoCoord(f))
 }

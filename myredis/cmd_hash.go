@@ -145,15 +145,18 @@ func hgetallCmd(fields, values bool) func(*Ctx) {
 		if !ok {
 			return
 		}
+		n := 0
+		if h != nil {
+			n = h.Len()
+		}
+		if fields && values {
+			x.w.Map(n) // RESP2: an array of fields and values
+		} else {
+			x.w.Array(n)
+		}
 		if h == nil {
-			x.w.Array(0)
 			return
 		}
-		n := h.Len()
-		if fields && values {
-			n *= 2
-		}
-		x.w.Array(n)
 		h.Range(func(f string, v []byte) bool {
 			if fields {
 				x.w.BulkString(f)
@@ -359,13 +362,17 @@ func cmdHrandfield(x *Ctx) {
 		x.w.Array(0)
 		return
 	}
+	nested := withValues && x.w.RESP3() // [field, value] pairs, as Redis 7.0
 	head := func(n int) {
-		if withValues {
+		if withValues && !nested {
 			n *= 2
 		}
 		x.w.Array(n)
 	}
 	one := func(s hashSlot) {
+		if nested {
+			x.w.Array(2)
+		}
 		x.w.BulkString(s.field)
 		if withValues {
 			x.w.Bulk(s.val)

@@ -133,13 +133,23 @@ func (x *Ctx) writeCommandDocs(cmds []*command) {
 			n++
 		}
 	}
-	x.w.Array(2 * n)
+	x.w.Map(n)
 	for _, c := range cmds {
 		if doc := redisCommandDocs[c.name]; doc != "" {
 			x.w.BulkString(c.name)
-			x.w.Raw([]byte(doc))
+			x.rawRESP(doc, redisCommandDocsTypes[c.name])
 		}
 	}
+}
+
+// rawRESP writes one of Redis's stored RESP2 entries, retyped for a RESP3
+// connection by its aggregate types (see retypeRESP3).
+func (x *Ctx) rawRESP(raw, types string) {
+	if !x.w.RESP3() {
+		x.w.Raw([]byte(raw))
+		return
+	}
+	x.w.Raw(retypeRESP3(nil, raw, types))
 }
 
 // writeCommandInfos writes Redis 7.0's COMMAND INFO entries: Redis's own for the
@@ -152,7 +162,7 @@ func (x *Ctx) writeCommandInfos(cmds []*command) {
 			continue
 		}
 		if raw, ok := redisCommandInfo[c.name]; ok {
-			x.w.Raw([]byte(raw))
+			x.rawRESP(raw, redisCommandInfoTypes[c.name])
 			continue
 		}
 		x.w.Array(10)
@@ -174,16 +184,16 @@ func (x *Ctx) writeCommandInfos(cmds []*command) {
 		if c.flags&flagBlocking != 0 {
 			flags = append(flags, "blocking")
 		}
-		x.w.Array(len(flags))
+		x.w.Set(len(flags))
 		for _, f := range flags {
 			x.w.Simple(f)
 		}
 		x.w.Int(int64(c.firstKey))
 		x.w.Int(int64(c.lastKey))
 		x.w.Int(int64(max(c.step, min(c.firstKey, 1))))
-		x.w.Array(0) // ACL categories
-		x.w.Array(0) // tips
-		x.w.Array(0) // key specs
+		x.w.Set(0)   // ACL categories
+		x.w.Set(0)   // tips
+		x.w.Set(0)   // key specs
 		x.w.Array(0) // subcommands
 	}
 }
@@ -200,23 +210,24 @@ func (s *Server) configParams() map[string]func() string {
 	}
 	c := &s.cfg
 	params := map[string]func() string{
-		"port":                 func() string { return strconv.Itoa(c.Port) },
-		"bind":                 func() string { return c.Bind },
-		"requirepass":          func() string { return c.RequirePass },
-		"databases":            func() string { return strconv.Itoa(c.Databases) },
-		"maxclients":           func() string { return strconv.Itoa(c.MaxClients) },
-		"proto-max-bulk-len":   func() string { return strconv.FormatInt(c.ProtoMaxBulkLen, 10) },
-		"hz":                   func() string { return strconv.Itoa(c.Hz) },
-		"loglevel":             func() string { return c.LogLevel },
-		"appendonly":           func() string { return yesNo(c.AppendOnly) },
-		"appendfsync":          func() string { return c.AppendFsync },
-		"dir":                  func() string { return c.Dir },
-		"appendfilename":       func() string { return c.AppendFilename },
-		"lua-time-limit":       func() string { return strconv.FormatInt(max(c.luaTimeLimit(), 0), 10) },
-		"busy-reply-threshold": func() string { return strconv.FormatInt(max(c.luaTimeLimit(), 0), 10) },
-		"io-threads":           func() string { return strconv.Itoa(runtime.GOMAXPROCS(0)) },
-		"hll-sparse-max-bytes": func() string { return strconv.FormatInt(c.hllSparseMaxBytes(), 10) },
-		"active-expire-effort": func() string { return strconv.Itoa(c.ActiveExpireEffort) },
+		"port":                    func() string { return strconv.Itoa(c.Port) },
+		"bind":                    func() string { return c.Bind },
+		"requirepass":             func() string { return c.RequirePass },
+		"databases":               func() string { return strconv.Itoa(c.Databases) },
+		"maxclients":              func() string { return strconv.Itoa(c.MaxClients) },
+		"proto-max-bulk-len":      func() string { return strconv.FormatInt(c.ProtoMaxBulkLen, 10) },
+		"hz":                      func() string { return strconv.Itoa(c.Hz) },
+		"loglevel":                func() string { return c.LogLevel },
+		"appendonly":              func() string { return yesNo(c.AppendOnly) },
+		"appendfsync":             func() string { return c.AppendFsync },
+		"dir":                     func() string { return c.Dir },
+		"appendfilename":          func() string { return c.AppendFilename },
+		"lua-time-limit":          func() string { return strconv.FormatInt(max(c.luaTimeLimit(), 0), 10) },
+		"busy-reply-threshold":    func() string { return strconv.FormatInt(max(c.luaTimeLimit(), 0), 10) },
+		"io-threads":              func() string { return strconv.Itoa(runtime.GOMAXPROCS(0)) },
+		"hll-sparse-max-bytes":    func() string { return strconv.FormatInt(c.hllSparseMaxBytes(), 10) },
+		"tracking-table-max-keys": func() string { return strconv.FormatInt(c.trackingTableMaxKeys(), 10) },
+		"active-expire-effort":    func() string { return strconv.Itoa(c.ActiveExpireEffort) },
 
 		// the AOF's automatic rewrite
 		"auto-aof-rewrite-percentage": func() string { return strconv.Itoa(max(c.AutoAOFRewritePercentage, 0)) },
@@ -273,7 +284,7 @@ var runtimeSettable = map[string]bool{
 	"list-max-listpack-size": true, "list-max-ziplist-size": true, "list-compress-depth": true,
 	"appendfsync": true, "save": true, "proto-max-bulk-len": true, "maxmemory": true, "timeout": true,
 	"lua-time-limit": true, "busy-reply-threshold": true, "hll-sparse-max-bytes": true, "active-expire-effort": true,
-	"maxmemory-policy": true, "tcp-keepalive": true,
+	"maxmemory-policy": true, "tcp-keepalive": true, "tracking-table-max-keys": true,
 	"maxmemory-samples": true, "maxmemory-eviction-tenacity": true, "lfu-log-factor": true, "lfu-decay-time": true,
 	"auto-aof-rewrite-percentage": true, "auto-aof-rewrite-min-size": true,
 	"set-max-intset-entries": true, "client-query-buffer-limit": true, "client-output-buffer-limit": true,
@@ -299,7 +310,7 @@ func cmdConfig(x *Ctx) {
 			names = append(names, name)
 		}
 		sort.Strings(names)
-		x.w.Array(2 * len(names))
+		x.w.Map(len(names))
 		for _, n := range names {
 			x.w.BulkString(shown[n])
 			x.w.BulkString(params[n]())
@@ -448,7 +459,7 @@ func cmdInfo(x *Ctx) {
 			b.WriteString(f[0] + ":" + f[1] + "\r\n")
 		}
 	}
-	x.w.BulkString(b.String())
+	x.w.Verbatim(b.String())
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
@@ -490,6 +501,7 @@ func infoClients(s *Server) [][2]string {
 		{"connected_clients", strconv.Itoa(n)},
 		{"maxclients", strconv.Itoa(s.cfg.MaxClients)},
 		{"blocked_clients", strconv.Itoa(blocked)},
+		s.trackingInfoClients()[0],
 	}
 }
 
@@ -537,7 +549,7 @@ func infoStats(s *Server) [][2]string {
 		{"keyspace_hits", itoa(s.stats.keyspaceHits)},
 		{"keyspace_misses", itoa(s.stats.keyspaceMisses)},
 		{"total_error_replies", itoa(s.estats.errorReplies)},
-	}, s.pubsubInfo()...)
+	}, append(s.pubsubInfo(), s.trackingInfoStats()...)...)
 }
 
 func infoKeyspace(s *Server) [][2]string {

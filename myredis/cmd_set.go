@@ -48,13 +48,18 @@ func (x *Ctx) setChanged(key string, s *setValue, n int) { x.membersChanged(key,
 // setMaxInts is the set-max-intset-entries in force.
 func (x *Ctx) setMaxInts() int { return x.s.cfg.setMaxIntsetEntries() }
 
-// replySet writes every member of s (nil: none) in the set's order.
-func (x *Ctx) replySet(s *setValue) {
+// replySet writes every member of s (nil: none) in the set's order, as a RESP3
+// set.
+func (x *Ctx) replySet(s *setValue) { x.replyMembers(s, x.w.Set) }
+
+// replyMembers writes every member of s (nil: none) in the set's order after
+// head (the Writer's Set or Array).
+func (x *Ctx) replyMembers(s *setValue, head func(n int)) {
 	if s == nil {
-		x.w.Array(0)
+		head(0)
 		return
 	}
-	x.w.Array(s.Len())
+	head(s.Len())
 	var buf []byte
 	for i := range s.Len() {
 		buf = s.appendAt(buf[:0], i)
@@ -202,7 +207,7 @@ func cmdSrandmember(x *Ctx) {
 			x.w.Bulk(buf)
 		}
 	case count >= int64(s.Len()):
-		x.replyAsNewSet(s)
+		x.replyAsNewSet(s, x.w.Array) // an array in RESP3 too, as Redis
 	default:
 		x.replyPositions(s, s.sample(int(count)))
 	}
@@ -211,22 +216,22 @@ func cmdSrandmember(x *Ctx) {
 // replyAsNewSet writes every member of s in the order a copy of s would have:
 // Redis answers SPOP and SRANDMEMBER with a count covering the whole set by
 // building a new set, which is an intset (ascending) when the members allow it.
-func (x *Ctx) replyAsNewSet(s *setValue) {
+func (x *Ctx) replyAsNewSet(s *setValue, head func(n int)) {
 	if !s.hash || s.Len() > x.setMaxInts() {
-		x.replySet(s)
+		x.replyMembers(s, head)
 		return
 	}
 	ints := make([]int64, 0, s.Len())
 	for _, e := range s.entries {
 		n, ok := parseRedisInt([]byte(e.member))
 		if !ok {
-			x.replySet(s)
+			x.replyMembers(s, head)
 			return
 		}
 		ints = append(ints, n)
 	}
 	slices.Sort(ints)
-	x.replySet(&setValue{ints: ints})
+	x.replyMembers(&setValue{ints: ints}, head)
 }
 
 // replyPositions writes the members at the given positions of s.
@@ -279,11 +284,11 @@ func cmdSpop(x *Ctx) {
 		return
 	}
 	if s == nil || count == 0 {
-		x.w.Array(0)
+		x.w.Set(0)
 		return
 	}
 	if size := s.Len(); count >= int64(size) {
-		x.replyAsNewSet(s)
+		x.replyAsNewSet(s, x.w.Set)
 		x.notify(notifySet, "spop", key)
 		x.db.delete(key)
 		x.notify(notifyGeneric, "del", key)
@@ -324,7 +329,10 @@ func (x *Ctx) spopSome(key string, s *setValue, count int) {
 	if len(x.s.hooks) > 0 {
 		x.propagateAs(append([]string{"SREM", key}, popped...)...)
 	}
-	x.w.BulkStrings(popped)
+	x.w.Set(len(popped))
+	for _, m := range popped {
+		x.w.BulkString(m)
+	}
 }
 
 // SMOVE source destination member.
@@ -408,7 +416,10 @@ func sinterCmd(store bool) func(*Ctx) {
 			x.storeSet(x.arg(1), out)
 			return
 		}
-		x.w.BulkStrings(members)
+		x.w.Set(len(members))
+		for _, m := range members {
+			x.w.BulkString(m)
+		}
 	}
 }
 

@@ -84,20 +84,27 @@ func (x *Ctx) storeZSet(dst string, z *zset) {
 	x.w.Int(int64(z.Len()))
 }
 
-// replyScore writes a score as a bulk string, formatted as Redis 7.0 does.
-func (x *Ctx) replyScore(f float64) {
-	var buf [32]byte
-	x.w.Bulk(appendScore(buf[:0], f))
+// replyScore writes a score: a RESP3 double, in RESP2 a bulk string formatted as
+// Redis 7.0 does.
+func (x *Ctx) replyScore(f float64) { x.w.Double(f) }
+
+// replyItems writes members and, withScores, their scores: flattened in RESP2,
+// [member, score] pairs in RESP3, as Redis 7.0 does.
+func (x *Ctx) replyItems(items []zItem, withScores bool) {
+	x.replyItemsAs(items, withScores, withScores && x.w.RESP3())
 }
 
-// replyItems writes members (and their scores, flattened, as RESP2 does).
-func (x *Ctx) replyItems(items []zItem, withScores bool) {
+// replyItemsAs writes members (and scores), as [member, score] pairs when nested.
+func (x *Ctx) replyItemsAs(items []zItem, withScores, nested bool) {
 	n := len(items)
-	if withScores {
+	if withScores && !nested {
 		n *= 2
 	}
 	x.w.Array(n)
 	for _, it := range items {
+		if nested {
+			x.w.Array(2)
+		}
 		x.w.BulkString(it.member)
 		if withScores {
 			x.replyScore(it.score)
@@ -527,11 +534,15 @@ func zrangeCmd(by rangeBy, dir rangeDir) func(*Ctx) {
 		}
 		start, end := sp.span(z)
 		n := end - start
-		if sp.withScores {
+		nested := sp.withScores && x.w.RESP3() // [member, score] pairs
+		if sp.withScores && !nested {
 			n *= 2
 		}
 		x.w.Array(n)
 		z.Range(start, end, sp.reverse, func(it zItem) bool {
+			if nested {
+				x.w.Array(2)
+			}
 			x.w.BulkString(it.member)
 			if sp.withScores {
 				x.replyScore(it.score)
@@ -641,7 +652,8 @@ func zpopCmd(max bool) func(*Ctx) {
 			x.w.Array(0)
 			return
 		}
-		x.replyItems(x.pop(key, z, max, clampInt(count)), true)
+		// one member without COUNT: a flat [member, score] in RESP3 as well
+		x.replyItemsAs(x.pop(key, z, max, clampInt(count)), true, x.w.RESP3() && x.nargs() == 3)
 	}
 }
 
@@ -814,13 +826,17 @@ func cmdZrandmember(x *Ctx) {
 			x.err(msgOutOfRange)
 			return
 		}
-		if withScores {
+		nested := withScores && x.w.RESP3()
+		if withScores && !nested {
 			x.w.Array(2 * n)
 		} else {
 			x.w.Array(n)
 		}
 		for range n {
 			it := z.At(rand.IntN(size))
+			if nested {
+				x.w.Array(2)
+			}
 			x.w.BulkString(it.member)
 			if withScores {
 				x.replyScore(it.score)
@@ -893,7 +909,12 @@ func cmdZscan(x *Ctx) {
 	}
 	x.w.Array(2)
 	x.w.BulkString(strconv.FormatUint(next, 10))
-	x.replyItems(items, true)
+	x.w.Array(2 * len(items)) // scores as strings, in RESP3 too
+	var buf [32]byte
+	for _, it := range items {
+		x.w.BulkString(it.member)
+		x.w.Bulk(appendScore(buf[:0], it.score))
+	}
 }
 
 // isSmallZSet reports whether Redis would keep z as a listpack: within

@@ -257,7 +257,7 @@ func (x *Ctx) lcsReply(a, b []byte, o lcsOpts) {
 		x.w.Bulk(result)
 		return
 	}
-	x.w.Array(4)
+	x.w.Map(2)
 	x.w.BulkString("matches")
 	x.w.Array(len(ranges))
 	for _, r := range ranges {

@@ -66,6 +66,11 @@ type Config struct {
 	Unsupported  []string
 	saveSet      bool // save was set (a file's first save line replaces the default)
 	keepAliveSet bool // tcp-keepalive was set (0 turns it off)
+
+	// TrackingTableMaxKeys is tracking-table-max-keys (0: no limit); unset
+	// means Redis's default, 1000000 (see trackingTableMaxKeys)
+	TrackingTableMaxKeys int64
+	trackingMaxSet       bool
 	// QueryBufferLimit is client-query-buffer-limit: the most payload one
 	// request may carry before the client is closed; 0 means the default, 1gb.
 	QueryBufferLimit int64
@@ -95,6 +100,14 @@ func (c Config) queryBufferLimit() int64 {
 		return 1 << 30
 	}
 	return c.QueryBufferLimit
+}
+
+// trackingTableMaxKeys is the effective tracking-table-max-keys.
+func (c Config) trackingTableMaxKeys() int64 {
+	if !c.trackingMaxSet && c.TrackingTableMaxKeys == 0 {
+		return 1000000
+	}
+	return c.TrackingTableMaxKeys
 }
 
 // hllSparseMaxBytes is the effective hll-sparse-max-bytes.

@@ -302,6 +302,12 @@ func (c *Config) setMore(name, val string) error {
 		c.PidFile = val
 	case "client-output-buffer-limit":
 		err = c.setObufLimits(val) // pubsub_config.go
+	case "tracking-table-max-keys":
+		var n int
+		n, err = intConfig(val, 0, math.MaxInt64)
+		if err == nil {
+			c.TrackingTableMaxKeys, c.trackingMaxSet = int64(n), true
+		}
 	case "notify-keyspace-events":
 		c.NotifyEvents, err = parseNotifyClasses(val) // notify.go
 	default:

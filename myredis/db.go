@@ -210,10 +210,14 @@ func (db *DB) persist(key string) bool {
 	return true
 }
 
-// touch marks key modified: WATCHers of key fail their EXEC, blocked clients may run,
-// and its size is measured again after the command (memory.go).
+// touch marks key modified: WATCHers of key fail their EXEC, blocked clients may
+// run, clients that cache key hear it changed (tracking.go), and its size is
+// measured again after the command (memory.go).
 func (db *DB) touch(key string) {
 	db.remeasureLater(key) // memory.go
+	if len(db.s.tracking.keys) > 0 || len(db.s.tracking.prefixes) > 0 {
+		db.s.trackingInvalidate(key)
+	}
 	if len(db.watchers) > 0 {
 		for _, c := range db.watchers[key] {
 			c.dirtyCAS = true

@@ -39,6 +39,10 @@ func (s *Server) runExecutor() {
 		s.startTiming() // introspect.go
 		if j.fn != nil {
 			j.fn()
+			if s.tracking.clients > 0 { // tracking.go, as Redis's serverCron and beforeSleep
+				s.trackingLimit()
+				s.trackingBroadcast() // keys expired by a server task
+			}
 			s.release(nil)
 			continue
 		}
@@ -52,6 +56,9 @@ func (s *Server) runExecutor() {
 			continue
 		}
 		s.runBatch(j.c)
+		if len(s.tracking.prefixes) > 0 {
+			s.trackingBroadcast() // BCAST invalidations, after the batch (tracking.go)
+		}
 		s.release(j.c.done)
 	}
 }
@@ -99,6 +106,9 @@ func (s *Server) runBatch(c *Client) {
 		s.call(c, cmd.Args, &c.out)
 		if c.replyOff || c.replySkip || c.replySkipNext {
 			s.muteReply(c, mark)
+		}
+		if s.tracking.pending != nil { // after the reply, never muted (tracking.go)
+			s.trackingFlushPending(c)
 		}
 		if c.blocked != nil {
 			c.pending = append(c.pending[:0], c.cmds[i+1:]...)
@@ -223,9 +233,15 @@ func (s *Server) call(c *Client, args [][]byte, w *Writer) {
 		return
 	}
 	c.lastCmd = cmd.name
+	if s.tracking.clients > 0 {
+		s.trackingLimit() // tracking.go
+	}
 	x := &c.x
 	*x = Ctx{s: s, c: c, db: c.db, cmd: cmd, args: args, w: w}
 	s.exec(x)
+	if c.tracking != nil {
+		s.trackingAfterCommand(c, cmd.name)
+	}
 }
 
 // exec runs a resolved command and propagates it if it changed data.
@@ -250,6 +266,9 @@ func (s *Server) exec(x *Ctx) {
 	ns := int64(-1) // not timed
 	if timed {
 		ns = s.endTiming(start) // one clock read per command
+	}
+	if s.tracking.clients > 0 && x.cmd.flags&flagReadonly != 0 {
+		s.trackingRemember(x) // tracking.go
 	}
 	s.stats.commands++ // as Redis: executed commands only, counted after they ran
 	// commandstats (stats.go); a command that blocked counts when it is served
@@ -423,7 +442,12 @@ func (s *Server) serveBlocked() {
 			c.blockOut.Reset()
 			x := &c.x
 			*x = Ctx{s: s, c: c, db: bs.db, cmd: cmd, args: bs.args, w: &c.blockOut, readyKey: dk.key}
+			s.tracking.serving = c // its own invalidations follow its reply (tracking.go)
 			s.exec(x)
+			s.tracking.serving = nil
+			if s.tracking.served != nil {
+				s.trackingFlushServed(c)
+			}
 			if c.blocked != nil { // still nothing to take: keep waiting, same deadline
 				c.blocked.deadline = bs.deadline
 				continue

@@ -594,10 +594,10 @@ func (s *Server) writeFunctionStats(w *Writer) {
 	if f := s.functionsForStats(); f != nil {
 		libs, funcs = f.libCount.Load(), f.funcCount.Load()
 	}
-	w.Array(4)
+	w.Map(2)
 	w.BulkString("running_script")
 	if rs, cmd, ms, ok := s.scriptGuard.runningInfo(); ok {
-		w.Array(6)
+		w.Map(3)
 		w.BulkString("name")
 		w.BulkString(rs.name)
 		w.BulkString("command")
@@ -608,9 +608,9 @@ func (s *Server) writeFunctionStats(w *Writer) {
 		w.Null()
 	}
 	w.BulkString("engines")
-	w.Array(2)
+	w.Map(1)
 	w.BulkString("LUA")
-	w.Array(4)
+	w.Map(2)
 	w.BulkString("libraries_count")
 	w.Int(libs)
 	w.BulkString("functions_count")

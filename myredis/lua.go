@@ -54,6 +54,7 @@ type luaEngine struct {
 
 	// the script running now
 	client               *Client     // the caller's stand-in for redis.call (its own SELECTed db)
+	caller               *Ctx        // the EVAL or FCALL running the script (tracking remembers its keys)
 	x                    Ctx         // reused for each redis.call
 	reply                Writer      // scratch buffer for one redis.call's reply
 	readOnly             bool        // EVAL_RO or flags=no-writes
@@ -288,7 +289,7 @@ func (e *luaEngine) redisAPI() *lua.LTable {
 		"status_reply":       luaStatusReply,
 		"sha1hex":            luaSha1hex,
 		"log":                e.log,
-		"setresp":            luaSetresp,
+		"setresp":            e.setresp,
 		"set_repl":           luaSetRepl,
 		"replicate_commands": func(L *lua.LState) int { L.Push(lua.LTrue); return 1 },
 		"breakpoint":         func(L *lua.LState) int { L.Push(lua.LFalse); return 1 },
@@ -446,9 +447,11 @@ func (e *luaEngine) invoke(x *Ctx, rs runningScript, readOnly bool, push func() 
 	s, L := e.s, e.L
 	e.client.db = x.db
 	e.client.user = x.c.user // redis.call runs with the caller's permissions
+	e.caller = x
 	e.readOnly = readOnly
 	e.allowOOM = rs.allowOOM
 	e.wrote = false
+	e.reply.SetRESP3(false) // every run starts in RESP2 (redis.setresp)
 
 	// SCRIPT KILL cancels this context; gopher-lua checks it before every
 	// instruction. It is reused until it is cancelled or a coroutine made a
@@ -788,9 +791,13 @@ func luaErrorText(text string) string {
 	return code + " " + strings.Trim(msg, "\r\n")
 }
 
-// respToLua converts one RESP2 reply into a Lua value as Redis does: status ->
-// {ok=...}, error -> {err=...}, integer -> number, bulk -> string, null -> false,
-// array -> table. It returns the value and the bytes after it.
+// respToLua converts one RESP2 or RESP3 reply into a Lua value as Redis 7.0
+// does: status -> {ok=...}, error -> {err=...}, integer -> number, bulk -> string,
+// RESP2 null -> false, array -> table; and after redis.setresp(3): map ->
+// {map={k=v}}, set -> {set={m=true}}, double -> {double=d}, null -> nil,
+// boolean -> boolean, big number -> {big_number=s}, verbatim string ->
+// {verbatim_string={format=f, string=s}}; attributes are skipped. It returns the
+// value and the bytes after it.
 func respToLua(L *lua.LState, b []byte) (lua.LValue, []byte) {
 	if len(b) < 3 {
 		return lua.LFalse, nil
@@ -807,16 +814,42 @@ func respToLua(L *lua.LState, b []byte) (lua.LValue, []byte) {
 	case ':':
 		n, _ := strconv.ParseInt(string(line), 10, 64)
 		return lua.LNumber(n), rest
-	case '$':
+	case '$', '=':
 		n, _ := strconv.Atoi(string(line))
 		if n < 0 {
 			return lua.LFalse, rest
 		}
+		if b[0] == '=' && n >= 4 {
+			t, v := L.CreateTable(0, 1), L.CreateTable(0, 2)
+			v.RawSetString("string", lua.LString(rest[4:n]))
+			v.RawSetString("format", lua.LString(rest[:3]))
+			t.RawSetString("verbatim_string", v)
+			return t, rest[n+2:]
+		}
 		return lua.LString(rest[:n]), rest[n+2:]
-	case '*':
+	case '*', '~', '%', '>':
 		n, _ := strconv.Atoi(string(line))
 		if n < 0 {
 			return lua.LFalse, rest
+		}
+		switch b[0] {
+		case '%':
+			m := L.CreateTable(0, n)
+			for range n {
+				var k, v lua.LValue
+				k, rest = respToLua(L, rest)
+				v, rest = respToLua(L, rest)
+				L.RawSet(m, k, v)
+			}
+			return luaWrap(L, "map", m), rest
+		case '~':
+			m := L.CreateTable(0, n)
+			for range n {
+				var k lua.LValue
+				k, rest = respToLua(L, rest)
+				L.RawSet(m, k, lua.LTrue)
+			}
+			return luaWrap(L, "set", m), rest
 		}
 		t := L.CreateTable(n, 0)
 		for i := 1; i <= n; i++ {
@@ -825,8 +858,30 @@ func respToLua(L *lua.LState, b []byte) (lua.LValue, []byte) {
 			t.RawSetInt(i, v)
 		}
 		return t, rest
+	case '_':
+		return lua.LNil, rest
+	case '#':
+		return lua.LBool(len(line) == 1 && line[0] == 't'), rest
+	case ',':
+		d, _ := strconv.ParseFloat(string(line), 64) // also inf, -inf, nan
+		return luaWrap(L, "double", lua.LNumber(d)), rest
+	case '(':
+		return luaWrap(L, "big_number", lua.LString(line)), rest
+	case '|': // an attribute: skipped, the value after it is the reply
+		n, _ := strconv.Atoi(string(line))
+		for range 2 * n {
+			_, rest = respToLua(L, rest)
+		}
+		return respToLua(L, rest)
 	}
 	return lua.LFalse, nil
+}
+
+// luaWrap is the table {name=v}.
+func luaWrap(L *lua.LState, name string, v lua.LValue) *lua.LTable {
+	t := L.CreateTable(0, 1)
+	t.RawSetString(name, v)
+	return t
 }
 
 func indexCRLF(b []byte) int {
@@ -851,9 +906,12 @@ func (e *luaEngine) writeReply(w *Writer, v lua.LValue, depth int) {
 	case lua.LString:
 		w.BulkString(string(v))
 	case lua.LBool:
-		if v {
+		switch {
+		case e.reply.RESP3(): // the script said redis.setresp(3)
+			w.Boolean(bool(v))
+		case bool(v):
 			w.Int(1)
-		} else {
+		default:
 			w.Null()
 		}
 	case lua.LNumber:
@@ -874,19 +932,37 @@ func (e *luaEngine) writeReply(w *Writer, v lua.LValue, depth int) {
 			return
 		}
 		if d, ok := v.RawGetString("double").(lua.LNumber); ok {
-			w.Bulk(appendFloat17(nil, float64(d)))
+			w.Double(float64(d))
 			return
 		}
-		if m, ok := v.RawGetString("map").(*lua.LTable); ok { // RESP3 shape, flattened
+		if n, ok := v.RawGetString("big_number").(lua.LString); ok {
+			w.BigNumber(strings.NewReplacer("\r", " ", "\n", " ").Replace(string(n)))
+			return
+		}
+		if vs, ok := v.RawGetString("verbatim_string").(*lua.LTable); ok {
+			f, fok := vs.RawGetString("format").(lua.LString)
+			str, sok := vs.RawGetString("string").(lua.LString)
+			if fok && sok {
+				w.VerbatimAs(string(f), string(str))
+				return
+			}
+		}
+		if m, ok := v.RawGetString("map").(*lua.LTable); ok { // a map (RESP2: flattened)
 			var items []lua.LValue
 			m.ForEach(func(k, val lua.LValue) { items = append(items, k, val) })
-			e.writeItems(w, items, depth)
+			w.Map(len(items) / 2)
+			for _, it := range items {
+				e.writeReply(w, it, depth+1)
+			}
 			return
 		}
 		if set, ok := v.RawGetString("set").(*lua.LTable); ok {
 			var items []lua.LValue
 			set.ForEach(func(k, _ lua.LValue) { items = append(items, k) })
-			e.writeItems(w, items, depth)
+			w.Set(len(items))
+			for _, it := range items {
+				e.writeReply(w, it, depth+1)
+			}
 			return
 		}
 		n := 0

@@ -97,14 +97,18 @@ func luaNumber(v lua.LValue) (float64, bool) {
 	return 0, false
 }
 
-func luaSetresp(L *lua.LState) int {
+// setresp is redis.setresp(2|3): the protocol redis.call's replies come in
+// (and so which Lua types they become), for the rest of this script run.
+func (e *luaEngine) setresp(L *lua.LState) int {
 	if L.GetTop() != 1 {
 		L.Error(luaErrorTable(L, msgLuaSetRespArgs), 0)
 	}
-	if v, _ := luaNumber(L.Get(1)); int(v) != 2 && int(v) != 3 {
+	v, _ := luaNumber(L.Get(1))
+	if int(v) != 2 && int(v) != 3 {
 		L.Error(luaErrorTable(L, msgLuaSetRespVer), 0)
 	}
-	return 0 // replies stay RESP2: MyRedis serves RESP2 only
+	e.reply.SetRESP3(int(v) == 3)
+	return 0
 }
 
 func luaSetRepl(L *lua.LState) int {

@@ -144,6 +144,26 @@ func (w *Writer) Verbatim(s string) {
 	w.BulkString(s)
 }
 
+// VerbatimAs writes a verbatim string of a three-letter format (a script's
+// {verbatim_string=...}), a bulk string in RESP2.
+func (w *Writer) VerbatimAs(format, s string) {
+	if w.resp3 {
+		w.b = append(append(append(w.b, '='), strconv.Itoa(len(s)+4)...), "\r\n"...)
+		w.b = append(append(append(append(w.b, format...), ':'), s...), "\r\n"...)
+		return
+	}
+	w.BulkString(s)
+}
+
+// BigNumber writes a RESP3 big number given as its digits (RESP2: a bulk string).
+func (w *Writer) BigNumber(digits string) {
+	if w.resp3 {
+		w.b = append(append(append(w.b, '('), digits...), "\r\n"...)
+		return
+	}
+	w.BulkString(digits)
+}
+
 // Boolean writes a RESP3 boolean (RESP2: the integer 1 or 0).
 func (w *Writer) Boolean(v bool) {
 	if w.resp3 {

@@ -44,6 +44,7 @@ type Server struct {
 	ready    []dbKey
 	loading  bool           // replaying the AOF: no expiry deletes
 	pubsub   pubsubRegistry // channels and patterns to subscribers (pubsub.go)
+	tracking trackingState  // client-side caching (tracking.go)
 	// runningClient is the client whose batch runs now (pushTo writes its own
 	// messages into its replies)
 	runningClient *Client
@@ -282,7 +283,8 @@ func (s *Server) forgetClient(c *Client) {
 	s.unwatchAll(c)
 	s.unblock(c)
 	s.dropSubscriptions(c)
-	s.dropMonitor(c) // monitor.go
+	s.disableTracking(c) // tracking.go
+	s.dropMonitor(c)     // monitor.go
 }
 
 // handle runs on the connection goroutine for the first command of each pipelined

@@ -60,6 +60,7 @@ func main() {
 		infos[name] = b.String()
 	}
 	docs := commandDocs(conn, rd)
+	infoTypes, docsTypes := resp3Types(*addr, infos, docs)
 	// Only the commands MyRedis serves: run go generate again after adding some.
 	var names []string
 	for _, name := range myredis.CommandNames() {
@@ -83,6 +84,21 @@ func main() {
 	for _, name := range names {
 		if d, ok := docs[name]; ok {
 			fmt.Fprintf(&src, "\t%q: %s,\n", name, strconv.Quote(d))
+		}
+	}
+	src.WriteString("}\n\n")
+	src.WriteString("// redisCommandInfoTypes is, for each COMMAND INFO entry, the RESP3 type of each of\n")
+	src.WriteString("// its aggregates in order (* array, ~ set, % map); see retypeRESP3.\n")
+	src.WriteString("var redisCommandInfoTypes = map[string]string{\n")
+	for _, name := range names {
+		fmt.Fprintf(&src, "\t%q: %q,\n", name, infoTypes[name])
+	}
+	src.WriteString("}\n\n")
+	src.WriteString("// redisCommandDocsTypes is the same for each COMMAND DOCS entry.\n")
+	src.WriteString("var redisCommandDocsTypes = map[string]string{\n")
+	for _, name := range names {
+		if _, ok := docs[name]; ok {
+			fmt.Fprintf(&src, "\t%q: %q,\n", name, docsTypes[name])
 		}
 	}
 	src.WriteString("}\n")
@@ -119,6 +135,133 @@ func commandDocs(conn net.Conn, rd *bufio.Reader) map[string]string {
 	return docs
 }
 
+// resp3Types asks the server for COMMAND and COMMAND DOCS again on a RESP3
+// connection and returns, per command, the types of each entry's aggregates in
+// order. Each RESP3 entry must differ from the RESP2 one only in those types.
+func resp3Types(addr string, infos, docs map[string]string) (infoTypes, docsTypes map[string]string) {
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close()
+	rd := bufio.NewReader(conn)
+	fmt.Fprint(conn, "*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n")
+	var hello bytes.Buffer
+	if err := copyReply(rd, &hello); err != nil || hello.Bytes()[0] != '%' {
+		log.Fatalf("HELLO 3: %q %v", hello.String(), err)
+	}
+	infoTypes, docsTypes = map[string]string{}, map[string]string{}
+	fmt.Fprint(conn, "*1\r\n$7\r\nCOMMAND\r\n")
+	head, err := rd.ReadString('\n')
+	if err != nil || head[0] != '*' {
+		log.Fatalf("COMMAND in RESP3: %q %v", head, err)
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(head[1:]))
+	for i := 0; i < n; i++ {
+		var b bytes.Buffer
+		if err := copyReply(rd, &b); err != nil {
+			log.Fatal(err)
+		}
+		name := commandName(b.Bytes())
+		infoTypes[name] = checkTypes(name, infos[name], b.String())
+	}
+	fmt.Fprint(conn, "*2\r\n$7\r\nCOMMAND\r\n$4\r\nDOCS\r\n")
+	head, err = rd.ReadString('\n')
+	if err != nil || head[0] != '%' {
+		log.Fatalf("COMMAND DOCS in RESP3: %q %v", head, err)
+	}
+	n, _ = strconv.Atoi(strings.TrimSpace(head[1:]))
+	for i := 0; i < n; i++ {
+		var name, doc bytes.Buffer
+		if err := copyReply(rd, &name); err != nil {
+			log.Fatal(err)
+		}
+		if err := copyReply(rd, &doc); err != nil {
+			log.Fatal(err)
+		}
+		cmd := strings.Split(name.String(), "\r\n")[1]
+		docsTypes[cmd] = checkTypes(cmd, docs[cmd], doc.String())
+	}
+	return infoTypes, docsTypes
+}
+
+// checkTypes returns the aggregate types that turn the RESP2 entry r2 into the
+// RESP3 entry r3 (see retypeRESP3). Subcommands come in the server's hash order,
+// which may differ between the two queries, so the elements of an aggregate are
+// matched in any order; the result follows r2's order.
+func checkTypes(name, r2, r3 string) string {
+	if r2 == "" {
+		return myredis.AggregateTypes(r3)
+	}
+	types, ok := align(r2, r3)
+	if !ok || string(myredis.RetypeRESP3([]byte(r2), types)) == "" {
+		log.Fatalf("%s: the RESP3 entry is not the RESP2 one retyped:\n%q\n%q", name, r2, r3)
+	}
+	return types
+}
+
+// align matches one RESP2 element with one RESP3 element.
+func align(r2, r3 string) (string, bool) {
+	h2, kids2 := split(r2)
+	h3, kids3 := split(r3)
+	if h2[0] != '*' {
+		return "", r2 == r3
+	}
+	if strings.IndexByte("*~%", h3[0]) < 0 || len(kids2) != len(kids3) {
+		return "", false
+	}
+	unit := 1
+	if h3[0] == '%' {
+		unit = 2
+	}
+	types := string(h3[0])
+	used := make([]bool, len(kids3))
+	for i := 0; i < len(kids2); i += unit {
+		found := false
+		for j := 0; j < len(kids3) && !found; j += unit {
+			if used[j] {
+				continue
+			}
+			t := ""
+			ok := true
+			for k := 0; k < unit && ok; k++ {
+				var tk string
+				tk, ok = align(kids2[i+k], kids3[j+k])
+				t += tk
+			}
+			if ok {
+				used[j], found = true, true
+				types += t
+			}
+		}
+		if !found {
+			return "", false
+		}
+	}
+	return types, true
+}
+
+// split returns an element's header line and, for an aggregate, its elements.
+func split(raw string) (head string, kids []string) {
+	rd := bufio.NewReader(strings.NewReader(raw))
+	line, _ := rd.ReadString('\n')
+	n, _ := strconv.Atoi(strings.TrimSpace(line[1:]))
+	if strings.IndexByte("*~%", line[0]) < 0 {
+		return line, nil
+	}
+	if line[0] == '%' {
+		n *= 2
+	}
+	for i := 0; i < n; i++ {
+		var b bytes.Buffer
+		if err := copyReply(rd, &b); err != nil {
+			log.Fatal(err)
+		}
+		kids = append(kids, b.String())
+	}
+	return line, kids
+}
+
 // commandName reads the first element (a bulk string) of a COMMAND INFO entry.
 func commandName(entry []byte) string {
 	rd := bufio.NewReader(bytes.NewReader(entry))
@@ -142,7 +285,7 @@ func infoField(conn net.Conn, rd *bufio.Reader, field string) string {
 	return "unknown"
 }
 
-// copyReply copies one RESP2 reply.
+// copyReply copies one RESP2 or RESP3 reply.
 func copyReply(rd *bufio.Reader, w *bytes.Buffer) error {
 	line, err := rd.ReadString('\n')
 	if err != nil {
@@ -150,8 +293,11 @@ func copyReply(rd *bufio.Reader, w *bytes.Buffer) error {
 	}
 	w.WriteString(line)
 	n, _ := strconv.Atoi(strings.TrimSpace(line[1:]))
+	if line[0] == '%' {
+		n *= 2
+	}
 	switch line[0] {
-	case '$':
+	case '$', '=':
 		if n >= 0 {
 			buf := make([]byte, n+2)
 			if _, err := io.ReadFull(rd, buf); err != nil {
@@ -159,7 +305,7 @@ func copyReply(rd *bufio.Reader, w *bytes.Buffer) error {
 			}
 			w.Write(buf)
 		}
-	case '*':
+	case '*', '~', '%':
 		for i := 0; i < n; i++ {
 			if err := copyReply(rd, w); err != nil {
 				return err
