@@ -212,6 +212,7 @@ var commandGroups = []func() []*command{
 	commandsPubSub,
 	commandsACL,
 	commandsStream,
+	commandsMemory,
 }
 
 // errUnknownCommand is Redis's reply to a command name it does not know. Like

@@ -109,7 +109,7 @@ func TestCompat(t *testing.T) {
 
 // resp3Skip are cases not replayed in RESP3: LATENCY DOCTOR's text depends on the
 // latency events the first (RESP2) pass left in the same servers.
-var resp3Skip = map[string]bool{"introspect/latency_settings": true}
+var resp3Skip = map[string]bool{"introspect/latency settings": true}
 
 // startPair starts a real redis-server and a MyRedis with the same arguments.
 func startPair(t *testing.T, args ...string) (realAddr, myAddr string) {

@@ -348,8 +348,12 @@ func TestGeoMathNearGo(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		x := rapid.Float64Range(-8, 8).Draw(t, "x")
 		a := rapid.Float64Range(-1, 1).Draw(t, "a")
+		// Ours are correctly rounded; Go's are within about 2 ulps (at a =
+		// 0.24458694458007812, Go's Asin is 2 ulps above the true value, which
+		// ours returns: the saved rapid case).
 		for _, p := range [][2]float64{{geoSin(x), math.Sin(x)}, {geoCos(x), math.Cos(x)}, {geoAsin(a), math.Asin(a)}} {
-			if p[0] != p[1] && math.Nextafter(p[1], p[0]) != p[0] {
+			one := math.Nextafter(p[1], p[0])
+			if p[0] != p[1] && one != p[0] && math.Nextafter(one, p[0]) != p[0] {
 				t.Fatalf("x=%v a=%v: %v against Go's %v", x, a, p[0], p[1])
 			}
 		}
