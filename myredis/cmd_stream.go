@@ -74,6 +74,25 @@ func xinfoSubs() map[string]*command {
 // written) when it holds another type.
 func (x *Ctx) readStream(key string) (*stream, bool) { return readValue[*stream](x, key) }
 
+// readGroup looks up key's consumer group name for XPENDING, XCLAIM and
+// XAUTOCLAIM; ok is false (and the error written) when the key holds another
+// type or the key or the group is missing.
+func (x *Ctx) readGroup(key, name string) (*stream, *streamGroup, bool) {
+	s, ok := x.readStream(key)
+	if !ok {
+		return nil, nil, false
+	}
+	var g *streamGroup
+	if s != nil {
+		g = s.group(name)
+	}
+	if g == nil {
+		x.err("NOGROUP No such key '" + key + "' or consumer group '" + name + "'")
+		return nil, nil, false
+	}
+	return s, g, true
+}
+
 // writeStream is readStream for a command about to change the key.
 func (x *Ctx) writeStream(key string) (*stream, bool) { return writeValue[*stream](x, key) }
 
@@ -1301,16 +1320,8 @@ func cmdXpending(x *Ctx) {
 		}
 	}
 	key, name := x.arg(1), x.arg(2)
-	s, ok := x.readStream(key)
+	_, g, ok := x.readGroup(key, name)
 	if !ok {
-		return
-	}
-	var g *streamGroup
-	if s != nil {
-		g = s.group(name)
-	}
-	if g == nil {
-		x.err("NOGROUP No such key '" + key + "' or consumer group '" + name + "'")
 		return
 	}
 	if n == 3 {
@@ -1398,16 +1409,8 @@ type xclaimOpts struct {
 // [RETRYCOUNT count] [FORCE] [JUSTID] [LASTID id]
 func cmdXclaim(x *Ctx) {
 	key, name := x.arg(1), x.arg(2)
-	s, ok := x.readStream(key)
+	s, g, ok := x.readGroup(key, name)
 	if !ok {
-		return
-	}
-	var g *streamGroup
-	if s != nil {
-		g = s.group(name)
-	}
-	if g == nil {
-		x.err("NOGROUP No such key '" + key + "' or consumer group '" + name + "'")
 		return
 	}
 	o := xclaimOpts{retryCount: -1, deliveryTime: -1}
@@ -1613,16 +1616,8 @@ func cmdXautoclaim(x *Ctx) {
 		}
 	}
 	key, name := x.arg(1), x.arg(2)
-	s, ok := x.readStream(key)
+	s, g, ok := x.readGroup(key, name)
 	if !ok {
-		return
-	}
-	var g *streamGroup
-	if s != nil {
-		g = s.group(name)
-	}
-	if g == nil {
-		x.err("NOGROUP No such key '" + key + "' or consumer group '" + name + "'")
 		return
 	}
 	x.propagateNothing()
