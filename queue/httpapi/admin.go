@@ -22,6 +22,32 @@ import (
 
 const maxMessageLen = 500
 
+// adminHandler serves an admin route once adminOnly has found its queue
+// (nil on routes without {q}) and checked the token; ctx bounds its store work.
+type adminHandler func(ctx context.Context, w http.ResponseWriter, r *http.Request, rm *room)
+
+// adminOnly is the preamble every admin route shares: the queue of the path
+// (404 when unknown), the store deadline, then the admin token.
+func (s *Server) adminOnly(h adminHandler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var rm *room
+		scope := "admin"
+		if r.PathValue("q") != "" {
+			var ok bool
+			if rm, ok = s.room(w, r); !ok {
+				return
+			}
+			scope = rm.eng.Name()
+		}
+		ctx, cancel := s.withStore(r)
+		defer cancel()
+		if !s.adminAuth(ctx, w, r, scope) {
+			return
+		}
+		h(ctx, w, r, rm)
+	}
+}
+
 // adminAuth checks the admin token. scope names the failure counter's hash
 // tag (the queue, or "admin" for routes without one). It writes the error
 // itself and returns false when the caller may not go on.
@@ -141,16 +167,7 @@ func (q settingsRequest) patch() (queue.SettingsPatch, error) {
 // update: PUT /v1/queues/{q} with the admin token sets any of the queue's
 // settings, state, message and schedule for every instance (each picks them
 // up at its next round). Only the fields given are written.
-func (s *Server) update(w http.ResponseWriter, r *http.Request) {
-	rm, ok := s.room(w, r)
-	if !ok {
-		return
-	}
-	ctx, cancel := s.withStore(r)
-	defer cancel()
-	if !s.adminAuth(ctx, w, r, rm.eng.Name()) {
-		return
-	}
+func (s *Server) update(ctx context.Context, w http.ResponseWriter, r *http.Request, rm *room) {
 	var req settingsRequest
 	if !s.decodeBody(w, r, &req, false) {
 		return
@@ -183,12 +200,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request) {
 // registers a queue in the store; every instance with a Runtime serves it
 // within one period (this one at once). 201 with the queue; 409 when a queue
 // of that name exists.
-func (s *Server) create(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := s.withStore(r)
-	defer cancel()
-	if !s.adminAuth(ctx, w, r, "admin") {
-		return
-	}
+func (s *Server) create(ctx context.Context, w http.ResponseWriter, r *http.Request, _ *room) {
 	var req struct {
 		Name      string `json:"name"`
 		Strategy  string `json:"strategy"`
@@ -269,16 +281,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 // instance stops serving it within one period, its keys are deleted (its
 // tickets' own keys run out by their TTLs). A queue of the instances' flags
 // cannot be deleted (409).
-func (s *Server) remove(w http.ResponseWriter, r *http.Request) {
-	rm, ok := s.room(w, r)
-	if !ok {
-		return
-	}
-	ctx, cancel := s.withStore(r)
-	defer cancel()
-	if !s.adminAuth(ctx, w, r, rm.eng.Name()) {
-		return
-	}
+func (s *Server) remove(ctx context.Context, w http.ResponseWriter, r *http.Request, rm *room) {
 	if !rm.runtime {
 		writeError(w, http.StatusConflict, "queue %q comes from the instances' flags; close it instead", rm.eng.Name())
 		return
@@ -296,16 +299,7 @@ func (s *Server) remove(w http.ResponseWriter, r *http.Request) {
 
 // issueCodes: POST /v1/queues/{q}/codes {"count","uses"} issues bypass codes
 // (default one code of one use). 201 {"codes": [...], "uses"}.
-func (s *Server) issueCodes(w http.ResponseWriter, r *http.Request) {
-	rm, ok := s.room(w, r)
-	if !ok {
-		return
-	}
-	ctx, cancel := s.withStore(r)
-	defer cancel()
-	if !s.adminAuth(ctx, w, r, rm.eng.Name()) {
-		return
-	}
+func (s *Server) issueCodes(ctx context.Context, w http.ResponseWriter, r *http.Request, rm *room) {
 	req := struct {
 		Count int `json:"count"`
 		Uses  int `json:"uses"`
@@ -328,16 +322,7 @@ func (s *Server) issueCodes(w http.ResponseWriter, r *http.Request) {
 
 // listCodes: GET /v1/queues/{q}/codes: every code's id (not the code) with
 // its uses left and used.
-func (s *Server) listCodes(w http.ResponseWriter, r *http.Request) {
-	rm, ok := s.room(w, r)
-	if !ok {
-		return
-	}
-	ctx, cancel := s.withStore(r)
-	defer cancel()
-	if !s.adminAuth(ctx, w, r, rm.eng.Name()) {
-		return
-	}
+func (s *Server) listCodes(ctx context.Context, w http.ResponseWriter, r *http.Request, rm *room) {
 	uses, err := rm.eng.CodeUses(ctx)
 	if err != nil {
 		s.fail(w, r, "codes", err)
