@@ -7,7 +7,10 @@
   var KEY = "waitroom:admin-token";
   var $ = function (id) { return document.getElementById(id); };
   var token = load();
-  var cards = {}; // queue name -> {el, loaded: values the form was filled with}
+  // queue name -> {el, loaded: values the form was filled with, dirty: edited
+  // since, saving: a save in flight, epoch: bumped by each save, so a read that
+  // began before it cannot fill the form with the old values}
+  var cards = {};
   var timer = null;
 
   function load() { try { return sessionStorage.getItem(KEY) || ""; } catch (e) { return ""; } }
@@ -53,6 +56,7 @@
 
   function refreshQueue(name) {
     var path = "/v1/queues/" + encodeURIComponent(name);
+    var epoch = cards[name] ? cards[name].epoch : 0;
     return Promise.all([api("GET", path), api("GET", path + "/history")]).then(function (rs) {
       if (rs[0].status !== 200) return;
       var q = rs[0].data;
@@ -71,7 +75,7 @@
       el.querySelector(".delete").hidden = !(q.runtime && token);
       el.querySelector(".settings").hidden = !token;
       el.querySelector(".codes").hidden = !token;
-      if (!c.loaded || (!c.dirty && !c.saving)) fill(c, q);
+      if (epoch === c.epoch && (!c.loaded || (!c.dirty && !c.saving))) fill(c, q);
       if (rs[1].status === 200) chart(el, rs[1].data.points);
     });
   }
@@ -80,7 +84,7 @@
     var el = $("queue-card").content.firstElementChild.cloneNode(true);
     el.dataset.queue = name;
     el.querySelector(".qname").textContent = name;
-    var c = { el: el, loaded: null, dirty: false };
+    var c = { el: el, loaded: null, dirty: false, saving: false, epoch: 0 };
     var form = el.querySelector(".settings");
     form.addEventListener("input", function () { c.dirty = true; });
     form.addEventListener("submit", function (e) { e.preventDefault(); submit(name, c); });
@@ -150,11 +154,13 @@
     });
     if (!n) { status("Nothing to change."); return; }
     c.saving = true;
+    c.epoch++;
     api("PUT", "/v1/queues/" + encodeURIComponent(name), body).then(function (r) {
       c.saving = false;
       if (r.status !== 200) { status("Save failed: " + (r.data.error || r.status)); return; }
       status("");
       fill(c, r.data);
+      c.el.dataset.saves = String(+(c.el.dataset.saves || 0) + 1); // saves done, for tests and scripts
       var saved = c.el.querySelector(".saved");
       saved.hidden = false;
       setTimeout(function () { saved.hidden = true; }, 1500);
@@ -187,7 +193,6 @@
     token = $("token").value.trim();
     save(token);
     signedIn(!!token);
-    Object.keys(cards).forEach(function (n) { cards[n].loaded = null; });
     refresh();
   });
   $("logout").addEventListener("click", function () {
