@@ -126,6 +126,10 @@ type Options struct {
 	// leaves (queue/durable.go). For a store replicated under Sentinel.
 	WaitReplicas int
 	WaitTimeout  time.Duration
+	// NoEvents turns off publishing round events on wr:{q}:events
+	// (events.go); pages then learn of admissions only by polling. It exists
+	// to measure the difference (cmd/queue --events poll).
+	NoEvents bool
 	// DrawRand is where the seed of a scheduled queue's draw comes from
 	// (default crypto/rand); tests give a seeded source.
 	DrawRand io.Reader
@@ -425,6 +429,7 @@ func (e *Engine) SetSettingFields(ctx context.Context, p SettingsPatch) (Setting
 		return Settings{}, err
 	}
 	e.Trigger() // a queue opened, or its opening moved to the past: draw and admit now
+	e.publish(ctx, Event{Settings: true})
 	return e.Settings(ctx)
 }
 

@@ -15,6 +15,7 @@ package queue
 //	wr:{q}:t:<t>      hash        ticket: u user, n nonce, a admitted, e entered, x end  ticket TTL / session + ticket TTL
 //	wr:{q}:user:<u>   string      ticket of user u, for idempotent join               same as wr:{q}:t:<t>
 //	wr:{q}:round:<i>  string      instance i is inside a round (only with MarkRounds)  PX 10 s
+//	wr:{q}:events     shard channel  one message per round that changed the queue (SPUBLISH; events.go)
 //	rate:wr:{q}:join:<ip>  string  join limit of one client IP (redis_rate, GCRA)    until the bucket refills
 type keys struct {
 	prefix   string // "wr:{q}:"
@@ -26,6 +27,7 @@ type keys struct {
 	leader   string
 	admitted string
 	rate     string
+	events   string // a shard channel, not a key: hash-tagged so it lives in the queue's slot
 }
 
 func newKeys(queue string) keys {
@@ -40,6 +42,7 @@ func newKeys(queue string) keys {
 		leader:   p + "leader",
 		admitted: p + "admitted",
 		rate:     p + "rate",
+		events:   p + "events",
 	}
 }
 

@@ -33,11 +33,15 @@ type Counters struct {
 	Joins        uint64
 	Releases     uint64 // releases of admitted users
 	Enters       uint64 // passes consumed
+	// Round events (events.go): published by this instance, failed to
+	// publish, subscriptions established, events received.
+	Published, PublishErrors, Subscribed, Received uint64
 }
 
 type counters struct {
 	rounds, admitted, dropped, reclaimed, rollbacks, leaderRounds, lostLeases,
 	errors, joins, releases, enters atomic.Uint64
+	published, publishErrors, subscribed, received atomic.Uint64
 }
 
 // Counters returns a snapshot of the engine's counters.
@@ -48,7 +52,8 @@ func (e *Engine) Counters() Counters {
 		Reclaimed: c.reclaimed.Load(), Rollbacks: c.rollbacks.Load(),
 		LeaderRounds: c.leaderRounds.Load(), LostLeases: c.lostLeases.Load(),
 		Errors: c.errors.Load(), Joins: c.joins.Load(), Releases: c.releases.Load(),
-		Enters: c.enters.Load(),
+		Enters: c.enters.Load(), Published: c.published.Load(), PublishErrors: c.publishErrors.Load(),
+		Subscribed: c.subscribed.Load(), Received: c.received.Load(),
 	}
 }
 
@@ -111,6 +116,9 @@ func (e *Engine) Round(ctx context.Context) (RoundResult, error) {
 		if e.opt.Hooks.OnAdmit != nil {
 			e.opt.Hooks.OnAdmit(r.Admitted)
 		}
+	}
+	if ev, changed := roundEvent(r); changed && !errors.Is(err, ErrKilled) {
+		e.publish(ctx, ev)
 	}
 	switch {
 	case err == nil:

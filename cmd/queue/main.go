@@ -42,7 +42,7 @@ const minSecretLen = 32
 
 type globals struct {
 	listen, redisURL, secret, adminToken, targetURL, instanceID string
-	logLevel, logFormat, joinKey, trustedProxies                string
+	logLevel, logFormat, joinKey, trustedProxies, events        string
 	redisCluster, dev, markRounds                               bool
 	slot, joinRate, maxStreams, maxStreamsPerTicket             int
 	session, ticketTTL, maxSession, period, shutdownTimeout     time.Duration
@@ -73,6 +73,7 @@ func run(args []string) int {
 	fs.StringVar(&g.trustedProxies, "trusted-proxies", "", "comma-separated CIDRs of proxies whose X-Forwarded-For is believed (empty: none)")
 	fs.IntVar(&g.maxStreams, "max-streams", 10000, "event streams this instance serves at once; beyond: 429")
 	fs.IntVar(&g.maxStreamsPerTicket, "max-streams-per-ticket", 2, "event streams one ticket may hold on this instance; beyond: 429")
+	fs.StringVar(&g.events, "events", httpapi.EventsPush, "how event streams follow the queue: push (rounds published on the queue's shard channel, one subscription per queue) or poll (every stream read from the store on a schedule; to measure the difference)")
 	fs.BoolVar(&g.markRounds, "mark-rounds", false, "diagnostics: mark each admission round in the store (wr:{q}:round:<instance>), two more commands per round")
 	g.strategy = queue.Atomic
 	fs.Var((*strategyFlag)(&g.strategy), "strategy", "admission `strategy`: naive, leader, optimistic or atomic")
@@ -152,6 +153,9 @@ func (g *globals) check(log *slog.Logger) error {
 	}
 	if g.joinRate < 0 || g.maxStreams < 1 || g.maxStreamsPerTicket < 1 || g.maxSession <= 0 {
 		return errors.New("--join-rate must be >= 0, --max-streams, --max-streams-per-ticket and --max-session positive")
+	}
+	if g.events != httpapi.EventsPush && g.events != httpapi.EventsPoll {
+		return fmt.Errorf("--events %q: want %s or %s", g.events, httpapi.EventsPush, httpapi.EventsPoll)
 	}
 	if len(g.queues) == 0 {
 		g.queues = queueList{{name: "tickets", set: map[string]bool{}}}
@@ -246,6 +250,7 @@ func serve(g globals, log *slog.Logger) error {
 				MaxSession: spec.maxSession},
 			Logger:       log,
 			MarkRounds:   g.markRounds,
+			NoEvents:     g.events == httpapi.EventsPoll,
 			WaitReplicas: g.ha.waitReplicas, WaitTimeout: g.ha.waitTimeout,
 			Hooks: queue.Hooks{OnAdmit: func([]queue.Admission) {
 				if api != nil {
@@ -281,7 +286,7 @@ func serve(g globals, log *slog.Logger) error {
 		return queue.New(rdb, name, queue.Options{
 			Strategy: st, Period: g.period, InstanceID: g.instanceID, Secret: []byte(g.secret),
 			Defaults: queue.Settings{Slot: g.slot, Session: g.session, TicketTTL: g.ticketTTL, MaxSession: g.maxSession},
-			Logger:   log, MarkRounds: g.markRounds,
+			Logger:   log, MarkRounds: g.markRounds, NoEvents: g.events == httpapi.EventsPoll,
 			Hooks: queue.Hooks{OnAdmit: func([]queue.Admission) {
 				if api != nil {
 					api.Notify(name)
@@ -291,7 +296,7 @@ func serve(g globals, log *slog.Logger) error {
 	}}
 	api, err = httpapi.New(httpapi.Config{Queues: rooms, Store: rdb, AdminToken: g.adminToken, Logger: log, Registry: reg,
 		MaxStreams: g.maxStreams, MaxStreamsPerTicket: g.maxStreamsPerTicket, TrustedProxies: g.proxies,
-		Runtime: runtime})
+		Runtime: runtime, Events: g.events})
 	if err != nil {
 		return err
 	}

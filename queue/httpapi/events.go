@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"waitroom/queue"
@@ -24,28 +25,49 @@ import (
 // when the instance drains; EventSource reconnects by itself, possibly to
 // another instance.
 //
-// All streams of one queue on one instance share one store read per tick: a
-// hub goroutine per queue collects the tickets whose check is due (often near
-// the front, rarely far back, at once for those near the front when this
-// instance admits someone), asks the store for all of them in one script call
-// (which keeps them alive), and fans the answers out. A ticket may hold
-// MaxStreamsPerTicket streams on an instance, the instance MaxStreams in all;
-// beyond either the answer is 429.
+// All streams of one queue on one instance share one hub: a goroutine that
+// reads the store for many tickets in one script call (which keeps them
+// alive) and fans the answers out. How it learns that the queue moved
+// depends on Config.Events:
+//
+//   - push (default): the hub subscribes once to the queue's round events
+//     (queue.Engine.Watch, SSUBSCRIBE wr:{q}:events), which every instance
+//     publishes after each round that changed the queue. A stream whose ticket
+//     an event names as admitted is read at once; every other stream's
+//     position is estimated from the events (the admissions counted off) and
+//     sent at the same pace as before, without a store read. Each stream is
+//     still read now and then (every 5 s near the front, otherwise a third of
+//     the ticket TTL, at most a minute), which corrects the estimate for
+//     people who left ahead and keeps the ticket alive. While the
+//     subscription is down the hub polls as in poll mode, and when it is back
+//     the streams near the front are read at once (events may have been
+//     missed). A pre-queue stream is always polled (the draw is not an event).
+//   - poll: every stream is read when due (often near the front, rarely far
+//     back, at once for those near the front when this instance admits
+//     someone). Store work grows with the number of open streams.
+//
+// A ticket may hold MaxStreamsPerTicket streams on an instance, the instance
+// MaxStreams in all; beyond either the answer is 429.
 
 const (
 	streamKeepAlive  = 15 * time.Second
 	streamMinCheck   = 250 * time.Millisecond
 	streamMaxCheck   = 5 * time.Second
-	notifyAheadLimit = 100 // streams this close to the front recheck on a local admission
+	notifyAheadLimit = 100         // streams this close to the front recheck on a local admission
+	streamPushRead   = time.Minute // push mode: the longest time between store reads of a stream
 	ticketCookie     = "wr_ticket"
 )
 
-// sub is one open stream as its queue's hub sees it.
+// sub is one open stream as its queue's hub sees it. The hub's goroutine
+// and the events subscription change it under hub.mu.
 type sub struct {
-	id    string
-	ahead int64     // last known people ahead; the hub's scheduling
-	due   time.Time // next check
-	ch    chan hubAnswer
+	id     string
+	ahead  int64        // people ahead: read from the store, or estimated from events since
+	due    time.Time    // next answer: a store read, or in push mode maybe an estimate
+	readAt time.Time    // push mode: next store read, whatever the estimate
+	now    bool         // read at the next tick (an event admitted it; the feed came back)
+	last   queue.Status // last status read; estimates change only its position
+	ch     chan hubAnswer
 }
 
 type hubAnswer struct {
@@ -57,6 +79,8 @@ type hubAnswer struct {
 type hub struct {
 	rm      *room
 	s       *Server
+	push    bool          // Config.Events == EventsPush
+	wake    chan struct{} // an event or a subscription change wants a tick now
 	mu      sync.Mutex
 	subs    map[*sub]struct{}
 	running bool
@@ -134,7 +158,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	if !send("status", body) {
 		return
 	}
-	rm.hub.schedule(sb, streamAhead(st))
+	rm.hub.schedule(sb, st)
 
 	end := time.NewTimer(s.cfg.StreamLifetime)
 	defer end.Stop()
@@ -196,13 +220,15 @@ func (s *Server) closeStream(rm *room, sb *sub) {
 	}
 }
 
-// schedule adds sb to the hub with its first check after the one just made,
-// and starts the hub's goroutine if it is not running.
-func (h *hub) schedule(sb *sub, ahead int64) {
-	next := time.Now().Add(h.interval(ahead))
+// schedule adds sb to the hub with its first answer after the read just
+// made (st), and starts the hub's goroutine if it is not running.
+func (h *hub) schedule(sb *sub, st queue.Status) {
+	ahead := streamAhead(st)
+	now := time.Now()
+	next, read := now.Add(h.interval(ahead)), now.Add(h.readEvery(ahead))
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	sb.ahead, sb.due = ahead, next
+	sb.ahead, sb.due, sb.readAt, sb.last = ahead, next, read, st
 	h.subs[sb] = struct{}{}
 	if !h.running {
 		h.running = true
@@ -216,31 +242,49 @@ func (h *hub) remove(sb *sub) {
 	h.mu.Unlock()
 }
 
-// interval is how long a stream with ahead people in front waits between checks.
+// interval is how long a stream with ahead people in front waits between answers.
 func (h *hub) interval(ahead int64) time.Duration {
 	return min(max(pollAfter(ahead, h.rm.ticketTTL(context.Background()))/2, streamMinCheck), streamMaxCheck)
 }
 
-// run is the hub's goroutine: every tick (and at once when this instance
-// admitted someone) it reads the due streams' tickets in one store call and
-// hands each stream its answer. It stops when no stream is left.
+// readEvery is, in push mode, the longest time between two store reads of a
+// stream: often enough near the front to correct the estimate, and well
+// within the ticket TTL that the reads keep alive.
+func (h *hub) readEvery(ahead int64) time.Duration {
+	if ahead < notifyAheadLimit {
+		return streamMaxCheck
+	}
+	return max(min(h.rm.ticketTTL(context.Background())/3, streamPushRead), streamMaxCheck)
+}
+
+// run is the hub's goroutine: every tick, at once when an event names one
+// of its tickets, and (without a subscription) when this instance admitted
+// someone, it reads the due streams' tickets in one store call, estimates the
+// others, and hands each stream its answer. It stops when no stream is left.
 func (h *hub) run() {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var up atomic.Bool // this run's subscription is established
+	if h.push {
+		go h.rm.eng.Watch(ctx, h.event, func(ok bool) { h.feed(&up, ok) })
+	}
 	tick := time.NewTicker(streamMinCheck)
 	defer tick.Stop()
 	for {
 		changed := false
 		select {
 		case <-tick.C:
+		case <-h.wake:
 		case <-h.rm.changes():
-			changed = true
+			changed = !up.Load() // with a subscription, this instance's rounds come back as events
 		case <-h.s.drainCh:
 			h.mu.Lock()
 			h.running = false
 			h.mu.Unlock()
 			return
 		}
-		due := h.due(changed)
-		if due == nil {
+		read, guess := h.due(changed, up.Load())
+		if read == nil && guess == nil {
 			h.mu.Lock()
 			if len(h.subs) == 0 {
 				h.running = false
@@ -250,26 +294,83 @@ func (h *hub) run() {
 			h.mu.Unlock()
 			continue
 		}
-		h.check(due)
+		if read != nil {
+			h.check(read)
+		}
+		h.estimate(guess)
 	}
 }
 
-// due returns the streams whose check is due, each ticket once.
-func (h *hub) due(changed bool) map[string][]*sub {
+// event is a round event of the queue (from any instance): the tickets it
+// admitted are read at the next tick, every other waiting stream counts the
+// admissions off its position.
+func (h *hub) event(ev queue.Event) {
+	admitted := make(map[string]bool, len(ev.Admitted))
+	for _, id := range ev.Admitted {
+		admitted[id] = true
+	}
+	n := int64(len(ev.Admitted))
+	wake := false
+	h.mu.Lock()
+	for sb := range h.subs {
+		switch {
+		case admitted[sb.id] || ev.Settings:
+			sb.now, wake = true, true
+		case sb.last.State == queue.StateWaiting:
+			sb.ahead = max(sb.ahead-n, 0)
+		}
+	}
+	h.mu.Unlock()
+	if wake {
+		h.poke()
+	}
+}
+
+// feed records the subscription's state. When it comes (back), the streams
+// near the front are read at once: events may have gone by unseen.
+func (h *hub) feed(up *atomic.Bool, ok bool) {
+	up.Store(ok)
+	if !ok {
+		return
+	}
+	h.mu.Lock()
+	for sb := range h.subs {
+		if sb.ahead < notifyAheadLimit {
+			sb.now = true
+		}
+	}
+	h.mu.Unlock()
+	h.poke()
+}
+
+func (h *hub) poke() {
+	select {
+	case h.wake <- struct{}{}:
+	default:
+	}
+}
+
+// due returns the streams to read from the store, each ticket once, and
+// those to answer with an estimate (push mode with the subscription up).
+func (h *hub) due(changed, up bool) (read map[string][]*sub, guess []*sub) {
 	now := time.Now()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var out map[string][]*sub
 	for sb := range h.subs {
-		if now.Before(sb.due) && !(changed && sb.ahead < notifyAheadLimit) {
+		switch {
+		case sb.now, changed && sb.ahead < notifyAheadLimit:
+		case now.Before(sb.due):
+			continue
+		case up && sb.last.State == queue.StateWaiting && now.Before(sb.readAt):
+			guess = append(guess, sb)
 			continue
 		}
-		if out == nil {
-			out = map[string][]*sub{}
+		if read == nil {
+			read = map[string][]*sub{}
 		}
-		out[sb.id] = append(out[sb.id], sb)
+		read[sb.id] = append(read[sb.id], sb)
 	}
-	return out
+	return read, guess
 }
 
 // check is the one store read of a tick.
@@ -290,21 +391,40 @@ func (h *hub) check(due map[string][]*sub) {
 		}
 		for _, sb := range due[id] {
 			h.mu.Lock()
+			sb.now = false
 			if err != nil {
 				sb.due = now.Add(time.Second)
 			} else {
-				sb.ahead = streamAhead(a.st)
+				sb.ahead, sb.last = streamAhead(a.st), a.st
 				sb.due = now.Add(h.interval(sb.ahead))
+				sb.readAt = now.Add(h.readEvery(sb.ahead))
 			}
 			h.mu.Unlock()
-			select { // the latest answer wins; a slow stream skips stale ones
-			case <-sb.ch:
-			default:
-			}
-			sb.ch <- a
+			deliver(sb, a)
 			h.s.hubDelivered.Add(1)
 		}
 	}
+}
+
+// estimate answers streams from their last read and the events since.
+func (h *hub) estimate(subs []*sub) {
+	now := time.Now()
+	for _, sb := range subs {
+		h.mu.Lock()
+		st, ahead := sb.last, sb.ahead
+		sb.due = now.Add(h.interval(ahead))
+		h.mu.Unlock()
+		deliver(sb, hubAnswer{st: h.rm.eng.Moved(context.Background(), st, ahead)})
+	}
+}
+
+// deliver hands sb its answer; the latest wins, a slow stream skips stale ones.
+func deliver(sb *sub, a hubAnswer) {
+	select {
+	case <-sb.ch:
+	default:
+	}
+	sb.ch <- a
 }
 
 // newsKey is what makes a status worth sending: a waiting status is news when

@@ -100,11 +100,12 @@ func TestAdminFailuresAreLimited(t *testing.T) {
 }
 
 // A ticket may hold two streams per instance; the instance its cap. All
-// streams of a queue share one store read per tick.
+// streams of a queue share one store read per tick (poll mode; push mode
+// reads far less, events_test.go).
 func TestEventStreamCapsAndSharedReads(t *testing.T) {
 	st := storeFor(t)
 	q := uniq("caps")
-	e := newEnv(t, st.Addr, envOpt{cfg: func(c *httpapi.Config) { c.MaxStreams = 12 }},
+	e := newEnv(t, st.Addr, envOpt{cfg: func(c *httpapi.Config) { c.MaxStreams = 12; c.Events = httpapi.EventsPoll }},
 		queueConf{name: q, set: queue.Settings{Slot: 1}})
 	tickets := e.fill(q, 12, 1)
 	var open []*http.Response

@@ -83,7 +83,18 @@ type Config struct {
 	// Runtime, when set, lets the admin API create and delete queues at run
 	// time; Run serves the queues of the store's registry.
 	Runtime *Runtime
+	// Events is how event streams learn that their queue moved: EventsPush
+	// (default; the queue's round events over sharded pub/sub, a store read
+	// only when needed) or EventsPoll (every stream read from the store on a
+	// schedule; kept to measure the difference). See events.go.
+	Events string
 }
+
+// Values of Config.Events.
+const (
+	EventsPush = "push"
+	EventsPoll = "poll"
+)
 
 // Runtime serves queues created at run time (POST /v1/queues). Every
 // instance with a Runtime reads the registry's version each Period and
@@ -198,6 +209,13 @@ func New(cfg Config) (*Server, error) {
 	if cfg.AdminFailures <= 0 {
 		cfg.AdminFailures = 10
 	}
+	switch cfg.Events {
+	case "":
+		cfg.Events = EventsPush
+	case EventsPush, EventsPoll:
+	default:
+		return nil, fmt.Errorf("httpapi: events mode %q (want %s or %s)", cfg.Events, EventsPush, EventsPoll)
+	}
 	if cfg.Runtime != nil && cfg.Runtime.Period <= 0 {
 		cfg.Runtime.Period = 200 * time.Millisecond
 	}
@@ -239,7 +257,8 @@ func (s *Server) newRoom(q Queue) (*room, error) {
 	if rm.joinRate == 0 {
 		rm.joinRate = s.cfg.JoinRate
 	}
-	rm.hub = &hub{rm: rm, s: s, subs: map[*sub]struct{}{}}
+	rm.hub = &hub{rm: rm, s: s, subs: map[*sub]struct{}{}, push: s.cfg.Events == EventsPush,
+		wake: make(chan struct{}, 1)}
 	if q.TargetURL != "" {
 		u, err := parseTarget(q.TargetURL)
 		if err != nil {

@@ -72,6 +72,25 @@ func Start(t testing.TB) Store {
 	return Store{}
 }
 
+// Each runs fn as a subtest against MyRedis in process and against a
+// redis-server child, each started for its subtest; a store that cannot start
+// skips its subtest with the reason.
+func Each(t *testing.T, fn func(t *testing.T, st Store)) {
+	t.Helper()
+	for _, s := range []struct {
+		name  string
+		start func(testing.TB) (Store, error)
+	}{{"myredis", startMyRedis}, {"redis", startRedisServer}} {
+		t.Run(s.name, func(t *testing.T) {
+			st, err := s.start(t)
+			if err != nil {
+				t.Skipf("%s: %v", s.name, err)
+			}
+			fn(t, st)
+		})
+	}
+}
+
 // probe runs the kinds of commands the engine needs.
 func probe(addr string) error {
 	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: time.Second})
