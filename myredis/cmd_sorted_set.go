@@ -1033,7 +1033,7 @@ func zsetOpCmd(op setOp, store, cardOnly bool) func(*Ctx) {
 		n := int(setnum)
 		srcs := make([]*zset, n)
 		for i := range srcs {
-			if srcs[i], ok = x.readZSet(x.arg(numkeysAt + 1 + i)); !ok {
+			if srcs[i], ok = x.readZSetSource(x.arg(numkeysAt + 1 + i)); !ok {
 				return
 			}
 		}
@@ -1106,6 +1106,32 @@ func zsetOpCmd(op setOp, store, cardOnly bool) func(*Ctx) {
 		}
 		x.replyItems(items, withScores)
 	}
+}
+
+// readZSetSource reads one input of ZUNION, ZINTER, ZDIFF and their forms: a
+// sorted set, or a plain set whose members all count with score 1, as in Redis.
+// Anything else is WRONGTYPE.
+func (x *Ctx) readZSetSource(key string) (*zset, bool) {
+	v, _ := readValue[any](x, key)
+	switch v := v.(type) {
+	case nil:
+		return nil, true
+	case *zset:
+		return v, true
+	case *setValue:
+		return zsetOfSet(v), true
+	}
+	x.wrongType()
+	return nil, false
+}
+
+// zsetOfSet is a sorted set of set's members, each with score 1.
+func zsetOfSet(set *setValue) *zset {
+	z := newZSet()
+	for i := range set.Len() {
+		z.Add(set.at(i), 1)
+	}
+	return z
 }
 
 // weighted is a weight times a score, with Redis's NaN-to-0 rule (0 * inf).
