@@ -66,6 +66,7 @@ type Settings struct {
 	OpensAt  time.Time  // zero: none; before it joins go to the pre-queue, at it the pre-queue is drawn
 	ClosesAt time.Time  // zero: none; from it the queue is closed
 	PowBits  int        // proof of work at join: leading zero bits of SHA-256; 0 = off
+	Branding Branding   // the page's title, logo and colours (branding.go)
 }
 
 // DefaultSettings are used when neither the options nor the store say otherwise.
@@ -85,6 +86,9 @@ func (s Settings) validate() error {
 	default:
 		return fmt.Errorf("%w: state %q (want open, paused or closed)", ErrBadSettings, s.State)
 	}
+	if err := s.Branding.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadSettings, err)
+	}
 	return nil
 }
 
@@ -101,6 +105,7 @@ type SettingsPatch struct {
 	OpensAt    *time.Time // the zero time removes the schedule
 	ClosesAt   *time.Time // the zero time removes it
 	PowBits    *int
+	Branding   BrandingPatch
 }
 
 // Options configure one engine (one queue on one instance).
@@ -282,6 +287,11 @@ func (e *Engine) initSettings(ctx context.Context) error {
 		p.HSetNX(ctx, e.k.settings, "session_ms", d.Session.Milliseconds())
 		p.HSetNX(ctx, e.k.settings, "ticket_ttl_ms", d.TicketTTL.Milliseconds())
 		p.HSetNX(ctx, e.k.settings, "max_session_ms", d.MaxSession.Milliseconds())
+		for i, v := range d.Branding.fields() {
+			if *v != "" {
+				p.HSetNX(ctx, e.k.settings, brandFields[i], *v)
+			}
+		}
 		return nil
 	})
 	return err
@@ -332,6 +342,7 @@ func (e *Engine) parseSettings(m map[string]string) (Settings, bool) {
 	}
 	s.Message = m["message"]
 	s.PowBits, _ = strconv.Atoi(m["pow_bits"])
+	s.Branding = parseBranding(m, s.Branding)
 	s.OpensAt, s.ClosesAt = time.Time{}, time.Time{}
 	if v, err := strconv.ParseInt(m["opens_at_ms"], 10, 64); err == nil && v > 0 {
 		s.OpensAt = time.UnixMilli(v)
@@ -386,6 +397,8 @@ func (e *Engine) SetSettingFields(ctx context.Context, p SettingsPatch) (Setting
 		check.PowBits = *p.PowBits
 		args = append(args, "pow_bits", *p.PowBits)
 	}
+	check.Branding = p.Branding.apply(check.Branding)
+	args = p.Branding.hset(args)
 	var del []string
 	at := func(field string, t *time.Time) {
 		switch {
