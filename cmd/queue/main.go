@@ -62,7 +62,7 @@ func run(args []string) int {
 	fs.StringVar(&g.listen, "listen", ":8081", "HTTP listen address")
 	fs.StringVar(&g.redisURL, "redis-url", "redis://127.0.0.1:6379/0", "the store: MyRedis or Redis (redis://[:password@]host:port/db, rediss:// for TLS)")
 	fs.BoolVar(&g.redisCluster, "redis-cluster", false, "the store is a Redis Cluster (seed nodes as redis://host:port?addr=host2:port2)")
-	fs.Var(&g.queues, "queue", "a `queue` to serve, as name[:slot=N,session=D,ticket-ttl=D,period=D,strategy=S,target-url=URL]; repeat for several (default tickets)")
+	fs.Var(&g.queues, "queue", "a `queue` to serve, as name[:slot=N,session=D,ticket-ttl=D,period=D,strategy=S,target-url=URL,title=T,logo-url=URL,primary-color=#RGB,background-color=#RGB]; repeat for several (default tickets)")
 	fs.IntVar(&g.slot, "slot", queue.DefaultSettings.Slot, "default cap of admitted users per queue (the store's value wins once set)")
 	fs.DurationVar(&g.session, "session", queue.DefaultSettings.Session, "default session length of an admitted user without heartbeat")
 	fs.DurationVar(&g.ticketTTL, "ticket-ttl", queue.DefaultSettings.TicketTTL, "default life of a waiting ticket without a status poll")
@@ -247,7 +247,7 @@ func serve(g globals, log *slog.Logger) error {
 			InstanceID: g.instanceID,
 			Secret:     []byte(g.secret),
 			Defaults: queue.Settings{Slot: spec.slot, Session: spec.session, TicketTTL: spec.ticketTTL,
-				MaxSession: spec.maxSession},
+				MaxSession: spec.maxSession, Branding: spec.branding},
 			Logger:       log,
 			MarkRounds:   g.markRounds,
 			NoEvents:     g.events == httpapi.EventsPoll,

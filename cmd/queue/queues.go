@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -14,9 +15,13 @@ import (
 //
 //	--queue tickets
 //	--queue "concert:slot=50,session=3m,ticket-ttl=2m,max-session=20m,strategy=optimistic,period=100ms,join-rate=30,join-key=K,target-url=https://shop.example/checkout"
+//	--queue "concert:title=Spring%20Concert,logo-url=https://cdn.example/logo.png,primary-color=#e4002b,background-color=#fff5f5"
 //
 // The flag repeats; in QUEUE_QUEUE several specs are separated by ';' or
-// whitespace.
+// whitespace. The page's branding (title, logo-url, primary-color,
+// background-color) is a default like slot: written to the store only when
+// it has none, changed later through the admin API. The title is
+// percent-decoded (%20 for a space, %2C for a comma).
 type queueSpec struct {
 	name       string
 	slot       int
@@ -28,6 +33,7 @@ type queueSpec struct {
 	joinRate   int
 	strategy   queue.Strategy
 	targetURL  string
+	branding   queue.Branding
 	set        map[string]bool // the keys given in the spec
 }
 
@@ -97,8 +103,19 @@ func parseQueueSpec(s string) (queueSpec, error) {
 			spec.strategy, err = queue.ParseStrategy(v)
 		case "target-url":
 			spec.targetURL = v
+		case "title":
+			if spec.branding.Title, err = url.PathUnescape(v); err == nil {
+				err = queue.ValidTitle(spec.branding.Title)
+			}
+		case "logo-url":
+			spec.branding.LogoURL, err = v, queue.ValidLogoURL(v)
+		case "primary-color":
+			spec.branding.PrimaryColor, err = v, queue.ValidColor(v)
+		case "background-color":
+			spec.branding.BackgroundColor, err = v, queue.ValidColor(v)
 		default:
-			return spec, fmt.Errorf("queue %s: unknown setting %q (want slot, session, ticket-ttl, max-session, period, strategy, join-key, join-rate, target-url)", name, k)
+			return spec, fmt.Errorf("queue %s: unknown setting %q (want slot, session, ticket-ttl, max-session, period, strategy, "+
+				"join-key, join-rate, target-url, title, logo-url, primary-color, background-color)", name, k)
 		}
 		if err != nil {
 			return spec, fmt.Errorf("queue %s: %s=%s: %v", name, k, v, err)

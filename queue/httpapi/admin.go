@@ -94,6 +94,7 @@ type settingsRequest struct {
 	OpensAt           *string  `json:"opens_at"`  // RFC 3339; "" removes the schedule
 	ClosesAt          *string  `json:"closes_at"` // RFC 3339; "" removes it
 	PowBits           *int     `json:"pow_bits"`  // proof of work at join; 0 = off
+	brandingRequest            // the page's title, logo and colours (branding.go)
 }
 
 func (q settingsRequest) empty() bool {
@@ -161,7 +162,9 @@ func (q settingsRequest) patch() (queue.SettingsPatch, error) {
 		}
 		*f.dst = &t
 	}
-	return p, nil
+	var err error
+	p.Branding, err = q.brandingRequest.patch()
+	return p, err
 }
 
 // update: PUT /v1/queues/{q} with the admin token sets any of the queue's
@@ -174,7 +177,7 @@ func (s *Server) update(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	}
 	if req.empty() {
 		writeError(w, http.StatusBadRequest, "nothing to change: give slot, session_seconds, ticket_ttl_seconds, "+
-			"max_session_seconds, state, message, opens_at, closes_at or pow_bits")
+			"max_session_seconds, state, message, opens_at, closes_at, pow_bits, title, logo_url, primary_color or background_color")
 		return
 	}
 	patch, err := req.patch()

@@ -73,6 +73,7 @@ type queueBody struct {
 	Draws            int64   `json:"draws"`
 	BypassUses       int64   `json:"bypass_uses"`
 	Runtime          bool    `json:"runtime"` // created through the admin API (can be deleted)
+	brandingBody
 }
 
 const maxUserLen = 128
@@ -453,5 +454,6 @@ func (s *Server) writeInfoStatus(ctx context.Context, w http.ResponseWriter, r *
 		Instance: rm.eng.InstanceID(), State: string(st.State), AdminState: string(st.Settings.State),
 		Message: st.Settings.Message, OpensAt: optTime(st.Settings.OpensAt), ClosesAt: optTime(st.Settings.ClosesAt),
 		PreQueue: st.PreQueue, PowBits: st.Settings.PowBits, Draws: st.Draws, BypassUses: st.BypassUses, Runtime: rm.runtime,
+		brandingBody: brandingBody(st.Settings.Branding),
 	})
 }

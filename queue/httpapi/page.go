@@ -3,19 +3,31 @@ package httpapi
 import (
 	"bytes"
 	"embed"
+	"encoding/json"
+	"fmt"
 	"html/template"
 	"io/fs"
+	"math"
 	"net/http"
+	"strconv"
+	"strings"
+
+	"waitroom/queue"
 )
 
 // The waiting-room page and its assets are embedded in the binary and served
-// from this origin only; the page needs nothing from elsewhere.
+// from this origin only. The one thing from elsewhere a page may show is its
+// queue's logo: the page's Content-Security-Policy names exactly that image
+// (queue.Branding.LogoSource), nothing else from its origin. The queue's
+// colours come as a stylesheet of this origin, /q/{q}/theme.css, so the
+// policy needs no inline styles.
 
 //go:embed web
 var webFS embed.FS
 
 var (
-	pages  = template.Must(template.ParseFS(webFS, "web/room.html", "web/index.html", "web/admin.html"))
+	pages = template.Must(template.New("").Funcs(template.FuncMap{"fill": fill}).
+		ParseFS(webFS, "web/room.html", "web/index.html", "web/admin.html"))
 	assets = func() http.Handler {
 		sub, err := fs.Sub(webFS, "web")
 		if err != nil {
@@ -25,58 +37,197 @@ var (
 	}()
 )
 
-// pageHeaders keep the page to its own origin.
-func pageHeaders(w http.ResponseWriter) {
+// pageHeaders keep the page to its own origin; imgSrc adds one image source
+// (a queue's logo) to the policy.
+func pageHeaders(w http.ResponseWriter, imgSrc string) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
+	img := "'self' data:"
+	if imgSrc != "" {
+		img += " " + imgSrc
+	}
 	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; "+
-		"connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+		"connect-src 'self'; img-src "+img+"; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 }
 
 func render(w http.ResponseWriter, status int, name string, data any) {
+	renderWith(w, status, name, data, "")
+}
+
+func renderWith(w http.ResponseWriter, status int, name string, data any, imgSrc string) {
 	var buf bytes.Buffer
 	if err := pages.ExecuteTemplate(&buf, name, data); err != nil {
 		http.Error(w, "cannot render the page", http.StatusInternalServerError)
 		return
 	}
-	pageHeaders(w)
+	pageHeaders(w, imgSrc)
 	w.WriteHeader(status)
 	w.Write(buf.Bytes())
 }
 
-type indexData struct {
+// pageData is what room.html and index.html are filled with.
+type pageData struct {
+	Lang  string
+	T     catalog
+	Langs []langLink
+	// Script is the catalog as JSON, for the page's script.
+	Script string
+
+	// room.html
+	Queue string
+	Title string // the queue's branded title, or its name
+	Logo  string // the logo's URL, "" for none
+	Theme string // the queue's stylesheet, "" without colours
+
+	// index.html
 	Queues   []string
 	Instance string
 	Missing  string
 }
 
-// page: GET /q/{q}, the waiting room a person sees.
+// langLink is one entry of the language switcher.
+type langLink struct {
+	Code, Name, Href string
+	Current          bool
+}
+
+// localized picks the request's language (remembering a switcher's choice)
+// and fills the language part of the page's data.
+func localized(w http.ResponseWriter, r *http.Request) pageData {
+	code, chosen := pageLanguage(r)
+	if chosen {
+		rememberLanguage(w, r, code)
+	}
+	w.Header().Add("Vary", "Accept-Language, Cookie")
+	d := pageData{Lang: code, T: catalogs[code]}
+	for _, l := range languages {
+		d.Langs = append(d.Langs, langLink{Code: l.Code, Name: l.Name, Href: "?" + langParam + "=" + l.Code,
+			Current: l.Code == code})
+	}
+	js, _ := json.Marshal(d.T)
+	d.Script = string(js)
+	return d
+}
+
+// page: GET /q/{q}, the waiting room a person sees, in their language and
+// the queue's branding.
 func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("q")
-	if s.lookup(name) == nil {
-		render(w, http.StatusNotFound, "index.html", indexData{Queues: s.table().names, Missing: name})
+	d := localized(w, r)
+	rm := s.lookup(name)
+	if rm == nil {
+		d.Queues, d.Missing = s.table().names, name
+		render(w, http.StatusNotFound, "index.html", d)
 		return
 	}
-	render(w, http.StatusOK, "room.html", struct{ Queue string }{name})
+	ctx, cancel := s.withStore(r)
+	defer cancel()
+	b := rm.eng.CurrentSettings(ctx).Branding // the cached value when the store is down
+	d.Queue, d.Title = name, name
+	if b.Title != "" && queue.ValidTitle(b.Title) == nil {
+		d.Title = b.Title
+	}
+	src := b.LogoSource()
+	if src != "" {
+		d.Logo = b.LogoURL
+	}
+	if themeCSS(b) != "" {
+		d.Theme = "/q/" + name + "/theme.css?v=" + themeVersion(b)
+	}
+	renderWith(w, http.StatusOK, "room.html", d, src)
+}
+
+// theme: GET /q/{q}/theme.css, the queue's colours as CSS custom properties
+// (empty without colours).
+func (s *Server) theme(w http.ResponseWriter, r *http.Request) {
+	rm, ok := s.room(w, r)
+	if !ok {
+		return
+	}
+	ctx, cancel := s.withStore(r)
+	defer cancel()
+	css := themeCSS(rm.eng.CurrentSettings(ctx).Branding)
+	w.Header().Set("Content-Type", "text/css; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Write([]byte(css))
+}
+
+// themeCSS is the stylesheet of a queue's colours; a colour that is not a
+// valid hex colour (the store edited by hand) is left out.
+func themeCSS(b queue.Branding) string {
+	var sb strings.Builder
+	if c, ok := parseHex(b.PrimaryColor); ok {
+		fmt.Fprintf(&sb, "  --accent: %s;\n  --accent-soft: color-mix(in srgb, %s 22%%, transparent);\n  --on-accent: %s;\n",
+			c, c, readableOn(c))
+	}
+	if c, ok := parseHex(b.BackgroundColor); ok {
+		fmt.Fprintf(&sb, "  --page: %s;\n  --on-page: %s;\n", c, readableOn(c))
+	}
+	if sb.Len() == 0 {
+		return ""
+	}
+	return "/* the queue's colours (PUT /v1/queues/{q}: primary_color, background_color) */\n:root {\n" + sb.String() + "}\n"
+}
+
+// themeVersion changes with the colours, so a browser fetches the new
+// stylesheet when they change.
+func themeVersion(b queue.Branding) string {
+	v := strings.TrimPrefix(b.PrimaryColor+b.BackgroundColor, "#")
+	return strings.ReplaceAll(v, "#", "-")
+}
+
+// parseHex normalises a #rgb or #rrggbb colour to lower-case #rrggbb.
+func parseHex(s string) (string, bool) {
+	if s == "" || queue.ValidColor(s) != nil {
+		return "", false
+	}
+	s = strings.ToLower(s[1:])
+	if len(s) == 3 {
+		s = string([]byte{s[0], s[0], s[1], s[1], s[2], s[2]})
+	}
+	return "#" + s, true
+}
+
+// readableOn picks near-black or white text, whichever contrasts more with
+// the #rrggbb background (WCAG relative luminance).
+func readableOn(hex string) string {
+	lum := 0.0
+	for i, w := range []float64{0.2126, 0.7152, 0.0722} {
+		v, _ := strconv.ParseUint(hex[1+2*i:3+2*i], 16, 8)
+		c := float64(v) / 255
+		if c <= 0.04045 {
+			c /= 12.92
+		} else {
+			c = math.Pow((c+0.055)/1.055, 2.4)
+		}
+		lum += w * c
+	}
+	const darkLum = 0.0056 // #111111
+	if (1.05)/(lum+0.05) >= (lum+0.05)/(darkLum+0.05) {
+		return "#ffffff"
+	}
+	return "#111111"
 }
 
 // index: GET /, links to every waiting room of this instance.
 func (s *Server) index(w http.ResponseWriter, r *http.Request) {
-	inst := ""
+	d := localized(w, r)
 	tab := s.table()
 	if len(tab.names) > 0 {
-		inst = tab.rooms[tab.names[0]].eng.InstanceID()
+		d.Instance = tab.rooms[tab.names[0]].eng.InstanceID()
 	}
-	render(w, http.StatusOK, "index.html", indexData{Queues: tab.names, Instance: inst})
+	d.Queues = tab.names
+	render(w, http.StatusOK, "index.html", d)
 }
 
 // asset: GET /assets/{file}, the page's stylesheet and script.
 func (s *Server) asset(w http.ResponseWriter, r *http.Request) {
 	switch r.PathValue("file") {
-	case "room.css", "room.js", "pow.js", "admin.css", "admin.js":
+	case "room.css", "room.js", "i18n.js", "pow.js", "admin.css", "admin.js":
 	default:
 		writeError(w, http.StatusNotFound, "no such asset")
 		return

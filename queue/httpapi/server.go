@@ -350,6 +350,7 @@ func (s *Server) routes() http.Handler {
 	api("GET", "/metrics", s.metrics.handler(s.cfg.Registry).ServeHTTP)
 	api("GET", "/openapi.yaml", serveOpenAPI)
 	api("GET", "/q/{q}", s.page)
+	api("GET", "/q/{q}/theme.css", s.theme)
 	api("GET", "/admin", s.adminPage)
 	api("GET", "/assets/{file}", s.asset)
 	mux.HandleFunc("GET /{$}", s.index)

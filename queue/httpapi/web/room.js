@@ -1,10 +1,14 @@
 // The waiting room page: join (or resume the ticket kept in localStorage),
 // follow the status live over server-sent events (polling when they are not
-// available), and go to the protected site when admitted.
+// available), and go to the protected site when admitted. Every word it
+// writes comes from i18n.js in the page's language.
 (function () {
   "use strict";
   var room = document.getElementById("room");
   var q = room.dataset.queue;
+  var title = room.dataset.title || q;
+  var I = window.waitroomI18n;
+  var t = I.t;
   var base = "/v1/queues/" + encodeURIComponent(q);
   var KEY = "waitroom:" + q + ":ticket";
   var START = "waitroom:" + q + ":start"; // people ahead when we first looked, for the progress bar
@@ -24,9 +28,17 @@
 
   function setState(s) { room.dataset.state = s; }
   function setLive(mode, text) { room.dataset.live = mode; $("live").textContent = text; }
-  function trouble(on) {
+  function trouble(on, key) {
     $("trouble").hidden = !on;
-    if (on) setLive("trouble", "Reconnecting");
+    if (on) {
+      $("trouble").textContent = t(key || "trouble");
+      setLive("trouble", t("live_reconnecting"));
+    }
+  }
+  function troubleKey(r) {
+    if (r && r.status === 429) return "trouble_limited";
+    if (r && r.status === 400) return "trouble_check";
+    return "trouble";
   }
 
   // call returns {status, data, retryAfter}; status 0 means the network failed.
@@ -48,7 +60,7 @@
 
   function later(fn, r) {
     failures++;
-    trouble(true);
+    trouble(true, troubleKey(r));
     var ms = r && r.retryAfter ? r.retryAfter * 1000 : Math.min(1000 * failures, 10000);
     clearTimeout(timer);
     timer = setTimeout(fn, ms);
@@ -57,7 +69,7 @@
   function start() {
     done = false;
     setState("joining");
-    setLive("off", "Joining");
+    setLive("off", t("live_joining"));
     if (ticket) {
       call("GET", "/status").then(function (r) {
         if (r.status === 200) { failures = 0; trouble(false); show(r.data); follow(); return; }
@@ -90,7 +102,8 @@
     return call("GET", "/challenge").then(function (r) {
       if (r.status !== 200 || !r.data.difficulty) return null;
       if (!window.Worker) return null; // the join will say why it failed
-      setLive("off", "Checking your browser");
+      setState("checking");
+      setLive("off", t("live_checking"));
       return new Promise(function (resolve) {
         var t0 = performance.now();
         var w = new Worker("/assets/pow.js");
@@ -98,6 +111,7 @@
           w.terminate();
           room.dataset.powMs = String(Math.round(performance.now() - t0));
           room.dataset.powHashes = String(e.data.hashes);
+          setState("joining");
           resolve({ challenge: r.data.challenge, solution: e.data.solution });
         };
         w.onerror = function () { w.terminate(); resolve(null); };
@@ -116,11 +130,11 @@
     document.cookie = "wr_ticket=" + encodeURIComponent(ticket) + "; path=" + base + "/events; SameSite=Strict" +
       (location.protocol === "https:" ? "; Secure" : "");
     source = new EventSource(base + "/events");
-    source.onopen = function () { failures = 0; trouble(false); setLive("on", "Live"); };
+    source.onopen = function () { failures = 0; trouble(false); setLive("on", t("live_live")); };
     source.addEventListener("status", function (e) {
       failures = 0;
       trouble(false);
-      setLive("on", "Live");
+      setLive("on", t("live_live"));
       show(JSON.parse(e.data));
     });
     source.addEventListener("unavailable", function () { trouble(true); });
@@ -132,7 +146,7 @@
         close();
         poll();
       } else {
-        setLive("trouble", "Reconnecting");
+        setLive("trouble", t("live_reconnecting"));
       }
     };
   }
@@ -147,7 +161,7 @@
       if (r.status === 200) {
         failures = 0;
         trouble(false);
-        setLive("on", "Updating");
+        setLive("on", t("live_updating"));
         show(r.data);
         if (r.data.state === "waiting" || r.data.state === "pre_queue") {
           timer = setTimeout(function () { failures = 0; follow(); }, r.data.poll_after_ms || 2000);
@@ -171,7 +185,7 @@
   // notice shows the site's message, and says so when the queue is paused.
   function notice(d) {
     var text = d.message || "";
-    if (d.queue_state === "paused") text = "The queue is paused: nobody is let in for now, and everyone keeps their place." + (text ? " " + text : "");
+    if (d.queue_state === "paused") text = t("paused") + (text ? " " + text : "");
     if (d.state === "expired" || d.state === "closed") text = "";
     $("notice").textContent = text;
     $("notice").hidden = !text;
@@ -180,18 +194,15 @@
   var countdownTimer = null;
   function showPreQueue(d) {
     setState("pre_queue");
-    $("pre-count").textContent = d.pre_queue.toLocaleString();
+    $("pre-count").textContent = I.number(d.pre_queue);
     var opens = new Date(d.opens_at);
-    $("opens-at").textContent = opens.toLocaleString();
+    $("opens-at").textContent = t("pre_opens_at", { time: I.when(opens) });
+    $("opens-at").dataset.at = String(opens.getTime());
     clearInterval(countdownTimer);
-    var tick = function () {
-      var s = Math.max(0, Math.round((opens.getTime() - Date.now()) / 1000));
-      var h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), sec = s % 60;
-      $("countdown").textContent = (h ? h + ":" + (m < 10 ? "0" : "") : "") + m + ":" + (sec < 10 ? "0" : "") + sec;
-    };
+    var tick = function () { $("countdown").textContent = I.countdown((opens.getTime() - Date.now()) / 1000); };
     tick();
     countdownTimer = setInterval(tick, 1000);
-    document.title = "Opens soon · " + q;
+    document.title = t("title_pre_queue", { q: title });
   }
 
   function showClosed(d) {
@@ -201,24 +212,24 @@
     clearInterval(countdownTimer);
     forget();
     setState("closed");
-    setLive("off", "Closed");
+    setLive("off", t("live_closed"));
     if (d.message) $("closed-message").textContent = d.message;
-    document.title = "Closed · " + q;
+    document.title = t("title_closed", { q: title });
   }
 
   function showWaiting(d) {
     clearInterval(countdownTimer);
     setState("waiting");
-    $("position").textContent = d.position.toLocaleString();
-    $("ahead").textContent = d.ahead === 0 ? "Nobody – you're next" : d.ahead.toLocaleString();
-    $("eta").textContent = eta(d.eta_seconds);
+    $("position").textContent = I.number(d.position);
+    $("ahead").textContent = d.ahead === 0 ? t("ahead_none") : I.number(d.ahead);
+    $("eta").textContent = I.eta(d.eta_seconds);
     var first = parseInt(load(START) || "-1", 10);
     if (first < d.ahead) { first = d.ahead; save(START, String(first)); }
     var pct = first > 0 ? (first - d.ahead) / first * 100 : 100;
     pct = Math.max(3, Math.min(100, pct));
     $("bar").style.width = pct.toFixed(1) + "%";
     $("progress").setAttribute("aria-valuenow", String(Math.round(pct)));
-    document.title = "#" + d.position + " in line · " + q;
+    document.title = t("title_waiting", { n: I.number(d.position), q: title });
   }
 
   function showAdmitted(d) {
@@ -226,20 +237,20 @@
     close();
     clearTimeout(timer);
     setState("admitted");
-    setLive("on", "Admitted");
+    setLive("on", t("live_admitted"));
     $("pass").textContent = d.pass;
     $("pass").title = d.pass;
-    document.title = "Your turn · " + q;
+    document.title = t("title_admitted", { q: title });
     var go = $("go");
     if (d.redirect_url) {
       go.href = d.redirect_url;
-      $("admitted-lede").textContent = "Taking you in now…";
+      $("admitted-lede").textContent = t("admitted_taking");
       // The pass works once; this tab hands it over, so the ticket is done.
       forget();
       setTimeout(function () { window.location.assign(d.redirect_url); }, 1200);
     } else {
       go.hidden = true;
-      $("admitted-lede").textContent = "Show this pass to continue.";
+      $("admitted-lede").textContent = t("admitted_show");
     }
   }
 
@@ -250,17 +261,10 @@
     clearTimeout(timer);
     forget();
     setState("expired");
-    setLive("off", "Expired");
-    if (d.error) $("expired-reason").textContent = "Reason: " + d.error + ".";
-    document.title = "Place expired · " + q;
-  }
-
-  function eta(s) {
-    if (s == null) return "Calculating…";
-    if (s < 60) return "Under a minute";
-    if (s < 3600) return "About " + Math.round(s / 60) + " min";
-    var h = Math.floor(s / 3600), m = Math.round((s % 3600) / 60);
-    return "About " + h + " h " + m + " min";
+    setLive("off", t("live_expired"));
+    var why = "reason_" + (d.reason || "");
+    $("expired-reason").textContent = t(Object.prototype.hasOwnProperty.call(I.catalog, why) ? why : "expired_lede");
+    document.title = t("title_expired", { q: title });
   }
 
   $("rejoin").addEventListener("click", function () { forget(); start(); });
