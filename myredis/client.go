@@ -84,6 +84,8 @@ type Client struct {
 	tracking *clientTracking
 	// replica is set by REPLCONF, SYNC and PSYNC (replication.go); executor-owned
 	replica *replica
+	// noEvict: CLIENT NO-EVICT ON, exempt from client eviction (client_evict.go)
+	noEvict bool
 }
 
 var clientIDs atomic.Int64
@@ -128,21 +130,7 @@ func (c *Client) info(now time.Time) string {
 	if c.lastActive.Load() == 0 {
 		idle = age
 	}
-	flags := ""
-	if c.s.isMonitor(c) { // monitor.go
-		flags += "O"
-	}
-	if c.isSubscriber() {
-		flags += "P"
-	}
-	if c.multi != nil {
-		flags += "x"
-	} else if c.blocked != nil {
-		flags += "b"
-	}
-	if flags == "" {
-		flags = "N"
-	}
+	flags := c.flags()
 	subs, omem := c.pubsubCounts()
 	multi := -1
 	if c.multi != nil {
@@ -166,4 +154,38 @@ func (c *Client) info(now time.Time) string {
 		" rbp=0 obl=0 oll=0 omem=" + strconv.FormatInt(omem, 10) + " tot-mem=" + strconv.FormatInt(totMem, 10) + " events=r" +
 		" cmd=" + c.lastCmd + " user=" + c.userName() + " redir=-1 resp=" + strconv.Itoa(c.resp) +
 		" lib-name=" + c.libName + " lib-ver=" + c.libVer + "\n"
+}
+
+// flags is CLIENT LIST's flags field, in the order of Redis's
+// catClientInfoString. Runs on the executor.
+func (c *Client) flags() string {
+	var b []byte
+	if c.s.isMonitor(c) { // monitor.go
+		b = append(b, 'O')
+	}
+	if c.isSubscriber() {
+		b = append(b, 'P')
+	}
+	if c.multi != nil {
+		b = append(b, 'x')
+	}
+	if c.blocked != nil { // a blocking command, or postponed by CLIENT PAUSE
+		b = append(b, 'b')
+	}
+	if c.tracking != nil {
+		b = append(b, 't')
+	}
+	if c.dirtyCAS {
+		b = append(b, 'd')
+	}
+	if c.closing {
+		b = append(b, 'c')
+	}
+	if c.noEvict {
+		b = append(b, 'e')
+	}
+	if len(b) == 0 {
+		return "N"
+	}
+	return string(b)
 }

@@ -15,7 +15,7 @@ func commandsConnection() []*command {
 		{name: "hello", arity: -1, flags: flagNoAuth | flagNoScript, fn: cmdHello},
 		{name: "client", arity: -2, flags: flagNoScript, fn: cmdClient, subs: subcommands(map[string]int{
 			"id": 2, "getname": 2, "setname": 3, "setinfo": 4, "list": -2, "info": 2,
-			"no-evict": 3, "no-touch": 3, "reply": 3, "help": 2, "kill": -3, "unblock": -3,
+			"no-evict": 3, "reply": 3, "help": 2, "kill": -3, "unblock": -3, "pause": -3, "unpause": 2,
 			"tracking": -3, "caching": 3, "getredir": 2, "trackinginfo": 2,
 		})},
 		{name: "reset", arity: 1, flags: flagNoAuth | flagNoScript | flagTx, fn: cmdReset},
@@ -208,11 +208,16 @@ func cmdClient(x *Ctx) {
 		x.clientKill() // client_kill.go
 	case "info":
 		x.w.Verbatim(x.c.info(x.s.clock.Now()))
-	case "no-evict", "no-touch":
-		if !eqFold(x.args[2], "on") && !eqFold(x.args[2], "off") {
-			x.err(msgSyntax)
+	case "no-evict":
+		x.clientNoEvict() // client_evict.go
+	case "pause":
+		if x.nargs() > 4 {
+			x.w.Errorf(msgSubcommandSyntax, x.arg(1), "CLIENT")
 			return
 		}
+		x.clientPause() // pause.go
+	case "unpause":
+		x.s.unpauseClients()
 		x.ok()
 	case "reply":
 		switch {
@@ -229,9 +234,7 @@ func cmdClient(x *Ctx) {
 			x.err(msgSyntax)
 		}
 	case "help":
-		x.w.BulkStrings([]string{"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-			"ID", "GETNAME", "SETNAME <name>", "SETINFO <option> <value>", "LIST [TYPE <type>] [ID <id> [<id> ...]]",
-			"INFO", "NO-EVICT (ON|OFF)", "NO-TOUCH (ON|OFF)", "REPLY (ON|OFF|SKIP)", "HELP"})
+		x.help(clientHelp)
 	}
 }
 
@@ -307,4 +310,56 @@ func cmdReset(x *Ctx) {
 	x.c.setProtocol(2)                             // the RESET reply itself goes out in RESP2, as Redis's
 	x.c.replyOff, x.c.replySkipNext = false, false // a pending SKIP still swallows this reply, as in Redis
 	x.w.Simple("RESET")
+}
+
+// clientHelp is Redis 7.0.15's CLIENT HELP.
+var clientHelp = []string{
+	"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"CACHING (YES|NO)",
+	"    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+	"GETREDIR",
+	"    Return the client ID we are redirecting to when tracking is enabled.",
+	"GETNAME",
+	"    Return the name of the current connection.",
+	"ID",
+	"    Return the ID of the current connection.",
+	"INFO",
+	"    Return information about the current client connection.",
+	"KILL <ip:port>",
+	"    Kill connection made from <ip:port>.",
+	"KILL <option> <value> [<option> <value> [...]]",
+	"    Kill connections. Options are:",
+	"    * ADDR (<ip:port>|<unixsocket>:0)",
+	"      Kill connections made from the specified address",
+	"    * LADDR (<ip:port>|<unixsocket>:0)",
+	"      Kill connections made to specified local address",
+	"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+	"      Kill connections by type.",
+	"    * USER <username>",
+	"      Kill connections authenticated by <username>.",
+	"    * SKIPME (YES|NO)",
+	"      Skip killing current connection (default: yes).",
+	"LIST [options ...]",
+	"    Return information about client connections. Options:",
+	"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+	"      Return clients of specified type.",
+	"UNPAUSE",
+	"    Stop the current client pause, resuming traffic.",
+	"PAUSE <timeout> [WRITE|ALL]",
+	"    Suspend all, or just write, clients for <timeout> milliseconds.",
+	"REPLY (ON|OFF|SKIP)",
+	"    Control the replies sent to the current connection.",
+	"SETNAME <name>",
+	"    Assign the name <name> to the current connection.",
+	"UNBLOCK <clientid> [TIMEOUT|ERROR]",
+	"    Unblock the specified blocked client.",
+	"TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+	"         [OPTIN] [OPTOUT] [NOLOOP]",
+	"    Control server assisted client side caching.",
+	"TRACKINGINFO",
+	"    Report tracking status for the current connection.",
+	"NO-EVICT (ON|OFF)",
+	"    Protect current client connection from eviction.",
+	"HELP",
+	"    Prints this help.",
 }

@@ -485,18 +485,13 @@ func infoServer(s *Server) [][2]string {
 
 func infoClients(s *Server) [][2]string {
 	s.mu.Lock()
-	n := len(s.clients)
-	s.mu.Unlock()
-	blocked := 0
-	seen := map[*Client]bool{}
-	for _, list := range s.blocking {
-		for _, c := range list {
-			if !seen[c] {
-				seen[c] = true
-				blocked++
-			}
+	n, blocked := len(s.clients), 0
+	for _, c := range s.clients {
+		if c.blocked != nil { // on keys, in WAIT, or postponed by CLIENT PAUSE
+			blocked++
 		}
 	}
+	s.mu.Unlock()
 	return [][2]string{
 		{"connected_clients", strconv.Itoa(n)},
 		{"maxclients", strconv.Itoa(s.cfg.MaxClients)},

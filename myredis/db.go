@@ -89,6 +89,9 @@ func (db *DB) expireIfNeeded(key string) bool {
 	if db.s.isReplica() { // the master deletes it and sends the DEL
 		return !db.s.repl.applying // its commands still see the key
 	}
+	if db.s.paused() && !db.s.pause.writing { // CLIENT PAUSE: missing to readers, deleted after (pause.go)
+		return true
+	}
 	db.remove(key)
 	db.s.stats.expiredKeys++
 	db.notify(notifyExpired, "expired", key)

@@ -224,6 +224,7 @@ const (
 	msgMonitorDenyBlocking = "ERR MONITOR isn't allowed for DENY BLOCKING client"
 	msgUnblockReason       = "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"
 	msgUnblocked           = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
+	msgPauseMode           = "ERR CLIENT PAUSE mode must be WRITE or ALL"
 )
 
 // COMMAND GETKEYS.

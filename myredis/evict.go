@@ -197,7 +197,7 @@ func (s *Server) setLRUOrLFU(e *entry, idleSec, freq int64) {
 func (s *Server) performEvictions() int {
 	limit := int64(s.cfg.MaxMemory)
 	// a replica leaves eviction to its master (replica-ignore-maxmemory yes)
-	if limit == 0 || s.loading || s.par.on || s.isReplica() || s.usedMemoryNow() <= limit {
+	if limit == 0 || s.loading || s.par.on || s.isReplica() || s.paused() || s.usedMemoryNow() <= limit { // a pause keeps the data still (pause.go)
 		return evictOK
 	}
 	if s.ev.policy&evictNone != 0 {

@@ -111,7 +111,11 @@ func (s *Server) runBatch(c *Client) {
 			s.trackingFlushPending(c)
 		}
 		if c.blocked != nil {
-			c.pending = append(c.pending[:0], c.cmds[i+1:]...)
+			next := i + 1
+			if c.blocked.postponed { // the command itself runs when the pause ends (pause.go)
+				next = i
+			}
+			c.pending = append(c.pending[:0], c.cmds[next:]...)
 			break
 		}
 		if c.closing {
@@ -223,6 +227,10 @@ func (s *Server) call(c *Client, args [][]byte, w *Writer) {
 		s.reject(c, cmd, w, fmt.Sprintf(msgPubSubContext, cmd.name))
 		return
 	}
+	if s.pause.kind != pauseOff && s.pausesCall(c, cmd, args) { // pause.go
+		s.postpone(c)
+		return
+	}
 	if c.multi != nil && cmd.flags&(flagNoMulti|flagTx) == flagNoMulti {
 		s.reject(c, cmd, w, msgNotAllowedMulti)
 		return
@@ -259,7 +267,11 @@ func (s *Server) exec(x *Ctx) {
 		s.feedMonitors(x) // a script shows before the commands it runs (monitor.go)
 	}
 	start, timed := s.startCommand(x.cmd) // introspect.go
-	x.cmd.fn(x)
+	if s.pause.kind != pauseOff {         // pause.go
+		s.runPaused(x)
+	} else {
+		x.cmd.fn(x)
+	}
 	if len(s.remeasure) > 0 { // values changed in place (memory.go)
 		s.remeasureNow()
 	}
@@ -391,6 +403,9 @@ type blockState struct {
 	// onTimeout, when set, writes the reply at the deadline (WAIT's count)
 	// instead of a null array
 	onTimeout func(w *Writer)
+	// postponed: stopped by CLIENT PAUSE before its command ran (pause.go); no
+	// keys, no deadline, and nothing is answered when it is released
+	postponed bool
 }
 
 type dbKey struct {
@@ -465,6 +480,9 @@ func (s *Server) unblock(c *Client) {
 		return
 	}
 	c.blocked = nil
+	if bs.postponed {
+		s.dropPostponed(c) // pause.go
+	}
 	for _, k := range bs.keys {
 		dk := dbKey{bs.db, k}
 		list := s.blocking[dk]
@@ -489,10 +507,14 @@ func (s *Server) timeoutBlocked(c *Client) {
 	}
 	bs := c.blocked
 	s.unblock(c)
+	c.blockOut.Reset()
+	if bs.postponed { // its command runs again instead (pause.go)
+		s.release(c.wake)
+		return
+	}
 	if cmd := s.table.lookup(bs.args[0]); cmd != nil {
 		s.countCall(cmd, 0, nil, false) // as Redis: a timed-out call counts (its run time was counted as none)
 	}
-	c.blockOut.Reset()
 	if bs.onTimeout != nil {
 		bs.onTimeout(&c.blockOut)
 	} else {
@@ -545,7 +567,7 @@ func (s *Server) waitBlocked(c *Client, conn redcon.Conn, deadline time.Time) bo
 		return false
 	}
 	if !c.pushReply(c.blockOut.Bytes()) {
-		conn.WriteRaw(c.blockOut.Bytes())
+		writeReplyNow(conn, &c.blockOut, true) // the rest of the batch may wait again
 	}
 	return true
 }

@@ -53,7 +53,7 @@ func (s *Server) activeExpireFast() { s.activeExpireCycle(true) }
 
 // activeExpireCycle reclaims expired keys within its time budget. Runs on the executor.
 func (s *Server) activeExpireCycle(fast bool) {
-	if s.par.on || s.loading || s.expire.disabled || s.isReplica() { // a replica's keys expire by its master's DELs
+	if s.par.on || s.loading || s.expire.disabled || s.isReplica() || s.paused() { // a replica's keys expire by its master's DELs; a pause keeps the data still (pause.go)
 		return
 	}
 	st := &s.expire

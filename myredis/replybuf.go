@@ -33,8 +33,20 @@ const (
 // this handler call, so writing to the socket keeps the replies in order.
 // Runs on the connection goroutine.
 func writeReply(conn redcon.Conn, w *Writer, direct bool) {
+	writeReplySized(conn, w, direct, replyDirectMin)
+}
+
+// writeReplyNow is writeReply for replies that must reach the client before
+// the connection waits (the batch blocked, or was postponed by CLIENT PAUSE):
+// redcon's buffer is flushed only when the handler returns, so they go straight
+// to the socket whatever their size.
+func writeReplyNow(conn redcon.Conn, w *Writer, direct bool) {
+	writeReplySized(conn, w, direct, 1)
+}
+
+func writeReplySized(conn redcon.Conn, w *Writer, direct bool, directMin int) {
 	b := w.Bytes()
-	if nc := conn.NetConn(); direct && nc != nil && len(b) >= replyDirectMin {
+	if nc := conn.NetConn(); direct && nc != nil && len(b) >= directMin {
 		if _, err := nc.Write(b); err != nil {
 			conn.Close()
 		}

@@ -96,6 +96,7 @@ type Server struct {
 	runID  string      // INFO run_id, random per run
 
 	intro introspection // slow log, latency monitor, MONITOR (introspect.go)
+	pause pauseState    // CLIENT PAUSE (pause.go); executor-owned
 }
 
 // stats are INFO's counters, owned by the executor (rejectedConns excepted).
@@ -330,7 +331,13 @@ func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
 			conn.Close()
 			return
 		}
-		writeReply(conn, &c.out, !wrote)
+		if c.batchBlocked { // it waits: what came before must not wait with it
+			// (nothing is in redcon's buffer: this handler call wrote only
+			// straight to the socket so far, see waitBlocked)
+			writeReplyNow(conn, &c.out, true)
+		} else {
+			writeReply(conn, &c.out, !wrote)
+		}
 		wrote = true
 		if c.closing {
 			c.drainOutbox() // QUIT's +OK may wait there
