@@ -746,10 +746,8 @@ func (s *Server) scriptCall(e *luaEngine, args [][]byte) ([]byte, string) {
 			return nil, msg
 		}
 	}
-	if cmd.flags&flagWrite != 0 {
-		if e.readOnly {
-			return nil, msgLuaWriteRO
-		}
+	if cmd.flags&(flagWrite|flagMayReplicate) != 0 && e.readOnly { // PUBLISH, PFCOUNT too (pause.go)
+		return nil, msgLuaWriteRO
 	}
 	if cmd.flags&flagDenyOOM != 0 && !e.allowOOM && !e.wrote && s.overMaxmemory() { // maxmemory.go
 		s.countRejected(cmd, msgOOM)
