@@ -176,6 +176,7 @@ func (e *luaEngine) sandbox() {
 	G.RawSetString("cjson", openCjson(L))
 	G.RawSetString("bit", openBit(L))
 	e.handler = L.NewFunction(e.errorHandler)
+	e.installCallErrors() // lua_callerr.go
 
 	// Lock the library tables, then the globals themselves.
 	for _, lib := range []string{"string", "table", "math", "coroutine", "redis", "cjson", "bit"} {
