@@ -160,6 +160,10 @@ type Admission struct {
 	Number   int64     // admission number from the store's counter (admission order)
 	Deadline time.Time // session deadline
 	Instance string
+	// Waited is how long the user stood in line, by the store's clock: from
+	// the join (for a pre-queue ticket, from the draw) to this admission.
+	// Negative when unknown (a ticket without a join time).
+	Waited time.Duration
 }
 
 // Engine is the admission engine of one queue as seen from one instance.
@@ -182,6 +186,7 @@ type Engine struct {
 	trigger chan struct{}
 	dead    atomic.Bool
 	c       counters
+	waits   waitHist     // join to admission, of this instance's admissions
 	failing atomic.Int64 // consecutive failed rounds
 	lastErr atomic.Value // error of the latest failed round (errBox)
 }

@@ -21,7 +21,7 @@ package queue
 //	wr:{q}:leader     string      lease holder of the leader strategy                 PX period+margin
 //	wr:{q}:round:<i>  string      instance i is inside a round (only with MarkRounds)  PX 10 s
 //	wr:{q}:pow:<n>    string      a spent proof-of-work challenge (pow.go)            until the challenge expires
-//	wr:{q}:t:<t>      hash        ticket: u user, n nonce, a admitted, e entered, x end  2 ticket TTLs waiting / session + ticket TTL / tombstone max(ticket TTL, 1 min)
+//	wr:{q}:t:<t>      hash        ticket: u user, j joined, n nonce, a admitted, e entered, x end  2 ticket TTLs waiting / session + ticket TTL / tombstone max(ticket TTL, 1 min)
 //	wr:{q}:user:<u>   string      ticket of user u, for idempotent join               same as wr:{q}:t:<t>
 //	wr:{q}:events     shard channel  one message per round that changed the queue (SPUBLISH; events.go)
 //	rate:wr:{q}:join:<ip>  string  join limit of one client IP (redis_rate, GCRA)    until the bucket refills

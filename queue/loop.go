@@ -100,6 +100,7 @@ func (e *Engine) Round(ctx context.Context) (RoundResult, error) {
 	}
 	e.c.rounds.Add(1)
 	e.c.admitted.Add(uint64(len(r.Admitted)))
+	e.observeWaits(r.Admitted)
 	e.c.dropped.Add(uint64(r.Dropped))
 	e.c.reclaimed.Add(uint64(r.Reclaimed))
 	e.c.rollbacks.Add(uint64(r.Rollbacks))

@@ -29,14 +29,14 @@ func (atomicScript) admit(ctx context.Context, e *Engine, r *RoundResult) error 
 	if err != nil {
 		return err
 	}
-	if len(res) < 4 || (len(res)-4)%3 != 0 {
+	if len(res) < 4 || (len(res)-4)%4 != 0 {
 		return fmt.Errorf("queue: round script: unexpected reply %v", res)
 	}
 	now := toInt(res[0])
 	r.Reclaimed = toInt(res[1])
 	r.Dropped = int(toInt(res[2]))
 	deadline := time.UnixMilli(now + toInt(res[3]))
-	for i := 4; i < len(res); i += 3 {
+	for i := 4; i < len(res); i += 4 {
 		id, _ := res[i].(string)
 		r.Admitted = append(r.Admitted, Admission{
 			Ticket:   id,
@@ -44,6 +44,7 @@ func (atomicScript) admit(ctx context.Context, e *Engine, r *RoundResult) error 
 			Number:   toInt(res[i+2]),
 			Deadline: deadline,
 			Instance: e.opt.InstanceID,
+			Waited:   waitedMs(toInt(res[i+3])),
 		})
 	}
 	if e.fail("atomic:after") {

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -110,12 +111,17 @@ func (e *Engine) addActive(ctx context.Context, zs []redis.Z, set Settings) ([]A
 		args = append(args, id, newNonce())
 		adm[i] = Admission{Ticket: id, Arrival: int64(z.Score), Instance: e.opt.InstanceID}
 	}
-	now, err := e.script(ctx, "add", args...).Int64()
+	res, err := e.script(ctx, "add", args...).Int64Slice()
 	if err != nil {
 		return nil, time.Time{}, err
 	}
+	if len(res) != len(adm)+1 {
+		return nil, time.Time{}, fmt.Errorf("queue: add script: unexpected reply %v", res)
+	}
+	now := res[0]
 	for i := range adm {
 		adm[i].Deadline = time.UnixMilli(now + min(set.Session, set.MaxSession).Milliseconds())
+		adm[i].Waited = waitedMs(res[i+1])
 	}
 	return adm, time.UnixMilli(now), nil
 }

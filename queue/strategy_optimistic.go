@@ -102,7 +102,7 @@ func (optimistic) admit(ctx context.Context, e *Engine, r *RoundResult) error {
 		if err != nil {
 			return err
 		}
-		if len(res) != 2 {
+		if len(res) != 3 {
 			return fmt.Errorf("queue: confirm script: unexpected reply %v", res)
 		}
 		now = time.UnixMilli(res[1]) // the next reservation's deadline counts from here
@@ -111,7 +111,7 @@ func (optimistic) admit(ctx context.Context, e *Engine, r *RoundResult) error {
 			continue
 		}
 		adm := []Admission{{Ticket: id, Arrival: int64(z.Score), Deadline: time.UnixMilli(deadline.UnixMilli()),
-			Instance: e.opt.InstanceID}}
+			Instance: e.opt.InstanceID, Waited: waitedMs(res[2])}}
 		e.numberAdmissions(ctx, adm, now)
 		r.Admitted = append(r.Admitted, adm...)
 	}

@@ -103,6 +103,7 @@ func (e *Engine) join(ctx context.Context, user, codeID string) (Status, error) 
 	e.c.joins.Add(1)
 	if res[3] == "admitted" {
 		e.c.admitted.Add(1)
+		e.waits.observe(0) // a bypass code with a free place: in at once
 		e.mu.Lock()
 		e.rate.valid = false
 		e.mu.Unlock()

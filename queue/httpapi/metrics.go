@@ -9,6 +9,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"waitroom/queue"
 )
 
 // Metrics, all prefixed queue_:
@@ -19,8 +21,14 @@ import (
 //	queue_event_store_reads_total           store reads made for them (shared per queue and tick)
 //	queue_event_statuses_delivered_total    statuses those reads delivered
 //	queue_joins_total{queue} ...            engine events on this instance (see engineCollector)
+//	queue_wait_seconds{queue}               histogram: join (pre-queue: the draw) to admission, this instance's admissions
 //	queue_active_sessions{queue}            admitted users now (read from the store at scrape)
 //	queue_waiting_tickets{queue}            users waiting now (read from the store at scrape)
+//	queue_state{queue,state}                1 for the queue's state now (open, paused, scheduled, closed), else 0
+//
+// The values read from the store (active, waiting, pre-queue, state, slot,
+// rate, draws, bypass uses) are the same on every instance: aggregate them
+// with max, not sum. The others count what this instance did: sum them.
 type metrics struct {
 	requests    *prometheus.HistogramVec
 	storeErrors *prometheus.CounterVec
@@ -121,20 +129,27 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 type engineCollector struct{ s *Server }
 
 var (
-	descJoins        = engineDesc("queue_joins_total", "Tickets issued by this instance.")
-	descAdmissions   = engineDesc("queue_admissions_total", "Users admitted by this instance's admission rounds.")
-	descReleases     = engineDesc("queue_releases_total", "Admitted users who released their place through this instance.")
-	descEnters       = engineDesc("queue_enters_total", "Passes consumed through this instance.")
-	descReclaims     = engineDesc("queue_reclaims_total", "Expired sessions reclaimed by this instance's rounds.")
-	descDropped      = engineDesc("queue_dropped_tickets_total", "Waiting tickets dropped at the head because their holder stopped polling.")
-	descRollbacks    = engineDesc("queue_rollbacks_total", "Optimistic reservations undone because the slot was full.")
-	descLostLeases   = engineDesc("queue_lost_leases_total", "Leader rounds that found the lease taken by another instance after admitting.")
-	descRounds       = engineDesc("queue_admit_rounds_total", "Admission rounds run by this instance.")
-	descRoundErrors  = engineDesc("queue_admit_round_errors_total", "Admission rounds that failed with a store error.")
-	descActive       = engineDesc("queue_active_sessions", "Users admitted and not yet gone (read from the store).")
-	descWaiting      = engineDesc("queue_waiting_tickets", "Users waiting (read from the store).")
-	descSlot         = engineDesc("queue_slot", "The queue's cap of active sessions.")
-	descAdmitRate    = engineDesc("queue_admit_rate_per_second", "Admissions per second over the last minute, all instances.")
+	descJoins       = engineDesc("queue_joins_total", "Tickets issued by this instance.")
+	descAdmissions  = engineDesc("queue_admissions_total", "Users admitted by this instance's admission rounds.")
+	descReleases    = engineDesc("queue_releases_total", "Admitted users who released their place through this instance.")
+	descEnters      = engineDesc("queue_enters_total", "Passes consumed through this instance.")
+	descReclaims    = engineDesc("queue_reclaims_total", "Expired sessions reclaimed by this instance's rounds.")
+	descDropped     = engineDesc("queue_dropped_tickets_total", "Waiting tickets dropped at the head because their holder stopped polling.")
+	descRollbacks   = engineDesc("queue_rollbacks_total", "Optimistic reservations undone because the slot was full.")
+	descLostLeases  = engineDesc("queue_lost_leases_total", "Leader rounds that found the lease taken by another instance after admitting.")
+	descRounds      = engineDesc("queue_admit_rounds_total", "Admission rounds run by this instance.")
+	descRoundErrors = engineDesc("queue_admit_round_errors_total", "Admission rounds that failed with a store error.")
+	descActive      = engineDesc("queue_active_sessions", "Users admitted and not yet gone (read from the store).")
+	descWaiting     = engineDesc("queue_waiting_tickets", "Users waiting (read from the store).")
+	descSlot        = engineDesc("queue_slot", "The queue's cap of active sessions.")
+	descAdmitRate   = engineDesc("queue_admit_rate_per_second", "Admissions per second over the last minute, all instances.")
+	descPreQueue    = engineDesc("queue_pre_queue_tickets", "Users in the pre-queue of a scheduled opening, not drawn yet (read from the store).")
+	descDraws       = engineDesc("queue_draws_total", "Pre-queue draws so far, all instances (read from the store).")
+	descBypassUses  = engineDesc("queue_bypass_uses_total", "Joins with a bypass code so far, all instances (read from the store).")
+	descWait        = engineDesc("queue_wait_seconds", "Wait from join (for a pre-queue ticket, from the draw) to admission, of the users this instance admitted.")
+	descState       = prometheus.NewDesc("queue_state", "1 for the queue's state now (open, paused, scheduled or closed), 0 for the others (read from the store).",
+		[]string{"queue", "state"}, nil)
+	queueStates      = []queue.QueueState{queue.QueueOpen, queue.QueuePaused, queue.QueueScheduled, queue.QueueClosed}
 	scrapeStoreLimit = time.Second
 )
 
@@ -145,7 +160,7 @@ func engineDesc(name, help string) *prometheus.Desc {
 func (c *engineCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descJoins, descAdmissions, descReleases, descEnters,
 		descReclaims, descDropped, descRollbacks, descLostLeases, descRounds, descRoundErrors,
-		descActive, descWaiting, descSlot, descAdmitRate} {
+		descActive, descWaiting, descSlot, descAdmitRate, descPreQueue, descDraws, descBypassUses, descWait, descState} {
 		ch <- d
 	}
 }
@@ -168,6 +183,8 @@ func (c *engineCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(descLostLeases, k.LostLeases)
 		counter(descRounds, k.Rounds)
 		counter(descRoundErrors, k.Errors)
+		w := eng.Waits()
+		ch <- prometheus.MustNewConstHistogram(descWait, w.Count, w.Sum, w.Buckets, name)
 
 		ctx, cancel := context.WithTimeout(context.Background(), scrapeStoreLimit)
 		st, err := eng.Stats(ctx)
@@ -183,5 +200,15 @@ func (c *engineCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descWaiting, float64(st.Waiting))
 		gauge(descSlot, float64(st.Settings.Slot))
 		gauge(descAdmitRate, st.AdmitRate)
+		gauge(descPreQueue, float64(st.PreQueue))
+		counter(descDraws, uint64(max(st.Draws, 0)))
+		counter(descBypassUses, uint64(max(st.BypassUses, 0)))
+		for _, qs := range queueStates {
+			v := 0.0
+			if st.State == qs {
+				v = 1
+			}
+			ch <- prometheus.MustNewConstMetric(descState, prometheus.GaugeValue, v, name, string(qs))
+		}
 	}
 }

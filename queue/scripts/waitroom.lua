@@ -109,13 +109,25 @@ local function live(id, now)
   return redis.call('EXISTS', h) == 1 and not redis.call('HGET', h, 'x') and not redis.call('HGET', h, 'n')
 end
 
--- admit moves a popped live ticket into the active set as one admission.
+-- waited is how long ticket id stood in line until now, in ms: from its join
+-- ('j' in its hash), or from the draw for a ticket of the pre-queue; -1 for
+-- a ticket without a join time.
+local function waited(id, now, s)
+  local j = tonumber(redis.call('HGET', tkey(id), 'j'))
+  if not j then return -1 end
+  return math.max(now - math.max(j, s.drawn), 0)
+end
+
+-- admit moves a popped live ticket into the active set as one admission, and
+-- returns how long it waited (see waited).
 local function admit(id, now, s, nonce)
+  local w = waited(id, now, s)
   local deadline = now + math.min(s.session_ms, s.max_session_ms)
   redis.call('ZADD', KEYS[3], deadline, id)
   redis.call('ZREM', KEYS[4], id)
   redis.call('HSET', tkey(id), 'n', nonce, 'a', now)
   keep(id, deadline - now + s.ticket_ttl_ms)
+  return w
 end
 
 -- The pre-queue (issue 19): <prefix>pre, a sorted set of ticket ids by
@@ -176,7 +188,7 @@ local function join_code(s, now, st, id, user, code)
   redis.call('HINCRBY', codes, 'r:' .. code, -1)
   redis.call('HINCRBY', codes, 'u:' .. code, 1)
   redis.call('HINCRBY', codes, 'used', 1)
-  redis.call('HSET', tkey(id), 'u', user, 'c', code)
+  redis.call('HSET', tkey(id), 'u', user, 'c', code, 'j', now)
   redis.call('PEXPIRE', tkey(id), 2 * s.ticket_ttl_ms)
   if st == 'open' then
     redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
@@ -218,13 +230,13 @@ function ops.join(s, now)
   local seq = redis.call('INCR', KEYS[5])
   if st == 'scheduled' then
     redis.call('ZADD', prefix .. 'pre', seq, id)
-    redis.call('HSET', tkey(id), 'u', user)
+    redis.call('HSET', tkey(id), 'u', user, 'j', now)
     keep(id, s.opens_at - now + 2 * s.ticket_ttl_ms)
     return {id, 1, redis.call('ZCARD', prefix .. 'pre') - 1, 'p'}
   end
   redis.call('ZADD', KEYS[2], seq, id)
   redis.call('ZADD', KEYS[4], now + s.ticket_ttl_ms, id)
-  redis.call('HSET', tkey(id), 'u', user)
+  redis.call('HSET', tkey(id), 'u', user, 'j', now)
   redis.call('PEXPIRE', tkey(id), 2 * s.ticket_ttl_ms)
   return {id, 1, redis.call('ZRANK', KEYS[2], id), st}
 end
@@ -334,7 +346,7 @@ function ops.prepare(s, now)
   return {now, s.slot, s.session_ms, s.ticket_ttl_ms, s.max_session_ms, reclaimed, swept, st == 'open' and 1 or 0}
 end
 
--- round(max_drops) -> {now, reclaimed, dropped, session_ms, id1, arrival1, nonce1, ...}
+-- round(max_drops) -> {now, reclaimed, dropped, session_ms, id1, arrival1, nonce1, waited1, ...}
 -- The atomic strategy's whole round: reclaim, sweep dead tickets, pop live
 -- heads up to the free places, admit them with their nonces, count.
 function ops.round(s, now)
@@ -353,10 +365,11 @@ function ops.round(s, now)
     local id = head[1]
     if tonumber(redis.call('ZSCORE', KEYS[4], id) or 0) > now then
       local nonce = redis.call('INCR', KEYS[6])
-      admit(id, now, s, nonce)
+      local w = admit(id, now, s, nonce)
       out[#out + 1] = id
       out[#out + 1] = head[2]
       out[#out + 1] = nonce
+      out[#out + 1] = w
       n = n + 1
       free = free - 1
     else
@@ -369,14 +382,16 @@ function ops.round(s, now)
   return out
 end
 
--- add(id1, nonce1, id2, nonce2, ...) -> now: the naive strategy's add step,
--- which admits what it popped without counting again (that is its overshoot).
+-- add(id1, nonce1, id2, nonce2, ...) -> {now, waited1, waited2, ...}: the
+-- naive strategy's add step, which admits what it popped without counting
+-- again (that is its overshoot).
 function ops.add(s, now)
-  for i = 7, #ARGV, 2 do admit(ARGV[i], now, s, ARGV[i + 1]) end
-  return now
+  local out = {now}
+  for i = 7, #ARGV, 2 do out[#out + 1] = admit(ARGV[i], now, s, ARGV[i + 1]) end
+  return out
 end
 
--- confirm(id, nonce, arrival) -> {1|0, now}: the optimistic strategy's
+-- confirm(id, nonce, arrival) -> {1|0, now, waited}: the optimistic strategy's
 -- confirmation of a reservation it counted under the slot. A reservation that
 -- ran out meanwhile (a round slower than the session) is not admitted: the
 -- user goes back to the queue at their place.
@@ -386,12 +401,13 @@ function ops.confirm(s, now)
   if dl <= now then
     redis.call('ZREM', KEYS[3], id)
     redis.call('ZADD', KEYS[2], ARGV[9], id)
-    return {0, now}
+    return {0, now, -1}
   end
+  local w = waited(id, now, s)
   redis.call('ZREM', KEYS[4], id)
   redis.call('HSET', tkey(id), 'n', ARGV[8], 'a', now)
   keep(id, dl - now + s.ticket_ttl_ms)
-  return {1, now}
+  return {1, now, w}
 end
 
 -- info() -> {now, queue state, waiting, active, admitted, pre-queue, drawn_ms, draws, bypass uses}
