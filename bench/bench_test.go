@@ -334,3 +334,30 @@ func TestRaceOptimisticTiny(t *testing.T) {
 		t.Errorf("%+v", *q)
 	}
 }
+
+// TestPagesTiny: both modes open every page, every release reaches the next
+// user's page, only push mode publishes round events, and the report has
+// one row per mode.
+func TestPagesTiny(t *testing.T) {
+	e := testEnv(t)
+	p := DefaultPagesParams()
+	p.Pages, p.Window, p.Every = []int{20}, 2*time.Second, 100*time.Millisecond
+	r, err := e.Pages(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := r.Results.([]*PagesRun)
+	if len(runs) != 2 || len(r.Tables) != 1 || len(r.Tables[0].Rows) != 2 {
+		t.Fatalf("runs %d, tables %+v: want poll and push on MyRedis", len(runs), r.Tables)
+	}
+	for _, x := range runs {
+		t.Logf("%s: %+v", x.Mode, *x)
+		if x.OpenErrors != 0 || x.Streams != 21 || x.Releases < 1 || x.Missed != 0 || x.Latency.N != x.Releases {
+			t.Errorf("%s: streams %d, open errors %d (%s), releases %d, missed %d, latencies %d",
+				x.Mode, x.Streams, x.OpenErrors, x.FirstError, x.Releases, x.Missed, x.Latency.N)
+		}
+		if published := x.SPublish > 0; published != (x.Mode == "push") {
+			t.Errorf("%s: %.1f SPUBLISH/s", x.Mode, x.SPublish)
+		}
+	}
+}

@@ -34,6 +34,9 @@ type roomSpec struct {
 	Session   time.Duration
 	TicketTTL time.Duration
 	Period    time.Duration
+	Events    string // --events of the instances; "" leaves their default
+	// MaxStreams is --max-streams of each instance; 0 leaves the default.
+	MaxStreams int
 }
 
 type room struct {
@@ -70,7 +73,14 @@ func (e *Env) openRoom(ctx context.Context, store *Target, urls []string, spec r
 			return nil, err
 		}
 		addr := "127.0.0.1:" + strconv.Itoa(port)
-		p, err := e.start(fmt.Sprintf("queue-%s-%d", spec.Strategy, i), addr, bin,
+		var extra []string
+		if spec.Events != "" {
+			extra = append(extra, "--events", spec.Events)
+		}
+		if spec.MaxStreams > 0 {
+			extra = append(extra, "--max-streams", strconv.Itoa(spec.MaxStreams))
+		}
+		p, err := e.start(fmt.Sprintf("queue-%s-%d", spec.Strategy, i), addr, bin, append(extra,
 			"--listen", addr, "--redis-url", store.URL, "--queue", spec.Queue,
 			"--slot", strconv.Itoa(spec.Slot), "--session", spec.Session.String(),
 			"--ticket-ttl", spec.TicketTTL.String(), "--period", spec.Period.String(),
@@ -78,7 +88,7 @@ func (e *Env) openRoom(ctx context.Context, store *Target, urls []string, spec r
 			// The simulated users all come from one address and carry user
 			// ids: no per-IP limit, and ids signed as a protected site would.
 			"--join-rate", "0", "--join-key", benchSecret,
-			"--instance-id", "i"+strconv.Itoa(i), "--log-level", "warn")
+			"--instance-id", "i"+strconv.Itoa(i), "--log-level", "warn")...)
 		if err != nil {
 			r.close()
 			return nil, err

@@ -40,6 +40,7 @@ scenarios:
   eta        accuracy of the ETA shown at join
   server     MyRedis against redis-server on the queue's command mix (go-redis, alternating runs)
   sale       a ticket sale: a backlog at the opening, waves of sessions, then stepped load; the notes' reproduction
+  pages      open pages' store load and release->page latency, events poll against push (issue 17)
   all        every scenario in turn (with --out DIR, one sub-directory each)
 
 run 'bench <scenario> -h' for its flags
@@ -105,6 +106,7 @@ var scenarios = map[string]scenario{
 	"eta":       runEta,
 	"server":    runServer,
 	"sale":      runSale,
+	"pages":     runPages,
 }
 
 func main() {
@@ -145,7 +147,7 @@ func runAll(ctx context.Context, args []string) error {
 	}
 	start := time.Now()
 	var failed []string
-	for _, name := range []string{"race", "sale", "overshoot", "period", "eta", "server"} {
+	for _, name := range []string{"race", "sale", "overshoot", "period", "eta", "server", "pages"} {
 		if err := scenarios[name](ctx, passCommon(c, name), os.Stdout); err != nil {
 			if ctx.Err() != nil {
 				return err
@@ -515,4 +517,44 @@ func parseDurations(s string) ([]time.Duration, error) {
 		out = append(out, d)
 	}
 	return out, nil
+}
+
+func runPages(ctx context.Context, args []string, out io.Writer) error {
+	var c common
+	p := bench.DefaultPagesParams()
+	fs := flag.NewFlagSet("pages", flag.ContinueOnError)
+	c.register(fs)
+	pages := fs.String("pages", joinInts(p.Pages), "open pages per run, comma-separated")
+	modes := fs.String("modes", strings.Join(p.Modes, ","), "events modes of the instances: poll, push")
+	fs.IntVar(&p.Instances, "instances", p.Instances, "queue instances")
+	fs.DurationVar(&p.Window, "window", p.Window, "how long to release users and count store commands")
+	fs.DurationVar(&p.Every, "every", p.Every, "one release per this, once the last admission reached its page")
+	fs.DurationVar(&p.TicketTTL, "ticket-ttl", p.TicketTTL, "ticket TTL (push mode re-reads each page every TTL/3, at most a minute)")
+	fs.DurationVar(&p.Period, "period", p.Period, "admission period")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var err error
+	if p.Pages, err = parseInts(*pages); err != nil {
+		return err
+	}
+	p.Modes = splitList(*modes)
+	if c.short {
+		if !flagSet(fs, "pages") {
+			p.Pages = []int{300}
+		}
+		if !flagSet(fs, "window") {
+			p.Window = 5 * time.Second
+		}
+	}
+	p.RedisURLs = splitList(c.redisURLs)
+	e, err := c.env()
+	if err != nil {
+		return err
+	}
+	r, err := e.Pages(ctx, p)
+	if err != nil {
+		return err
+	}
+	return emit(r, c, out)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"waitroom/queue"
 	"waitroom/queue/storetest"
 )
 
@@ -230,4 +231,90 @@ func TestQueueSurvivesStoreFailover(t *testing.T) {
 	// Lost users are reported, not asserted: in some runs (1 in 3 measured) one
 	// user's admission is not completed within the deadline; see the README.
 	require.LessOrEqual(t, r.lost, 1, "users lost: %s", r)
+}
+
+// The events subscription through a Sentinel failover client follows a
+// failover: the master is SIGKILLed, the subscription drops, and it comes
+// back on the promoted replica, where round events flow again.
+func TestEventsFollowFailover(t *testing.T) {
+	sentinelBin, err := exec.LookPath("redis-sentinel")
+	if err != nil {
+		t.Skip("redis-sentinel not found in PATH (apt-get install redis-sentinel)")
+	}
+	bin := myredisBinary(t)
+	common := "repl-diskless-sync-delay 0\nsave \"\"\n"
+	master := startHANode(t, bin, common)
+	startHANode(t, bin, common+fmt.Sprintf("replicaof 127.0.0.1 %d\n", master.port))
+	var sentinelAddrs []string
+	for i := 0; i < 3; i++ {
+		s := startHANode(t, sentinelBin, fmt.Sprintf("sentinel monitor mymaster 127.0.0.1 %d 2\n"+
+			"sentinel down-after-milliseconds mymaster 1000\nsentinel failover-timeout mymaster 10000\n", master.port))
+		sentinelAddrs = append(sentinelAddrs, s.addr)
+	}
+	ctx := context.Background()
+	sc := redis.NewSentinelClient(&redis.Options{Addr: sentinelAddrs[0]})
+	defer sc.Close()
+	require.Eventually(t, func() bool {
+		reps, err := sc.Replicas(ctx, "mymaster").Result()
+		others, err2 := sc.Sentinels(ctx, "mymaster").Result()
+		return err == nil && err2 == nil && len(reps) == 1 && len(others) == 2
+	}, 30*time.Second, 100*time.Millisecond, "the sentinels see the replica and each other")
+
+	store := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: "mymaster", SentinelAddrs: sentinelAddrs})
+	defer store.Close()
+	eng, err := queue.New(store, fmt.Sprintf("ha-ev-%d", time.Now().UnixNano()), queue.Options{
+		Secret: []byte("sentinel-events-secret-sentinel-events"), Defaults: queue.Settings{Slot: 1}})
+	require.NoError(t, err)
+	require.NoError(t, eng.Init(ctx))
+	events, ups := make(chan queue.Event, 100), make(chan bool, 100)
+	wctx, stop := context.WithCancel(ctx)
+	watching := make(chan struct{})
+	go func() {
+		defer close(watching)
+		eng.Watch(wctx, func(ev queue.Event) { events <- ev }, func(up bool) { ups <- up })
+	}()
+	defer func() { stop(); <-watching }()
+	waitUp := func(want bool) {
+		t.Helper()
+		select {
+		case got := <-ups:
+			require.Equal(t, want, got)
+		case <-time.After(60 * time.Second):
+			t.Fatalf("subscription never became up=%v", want)
+		}
+	}
+	cur, err := eng.Join(ctx, "") // admitted by the join itself (slot 1)
+	require.NoError(t, err)
+	// admitNext lines a user up behind cur, releases cur, and runs rounds
+	// until the subscription delivers the round that admitted the new user.
+	admitNext := func() {
+		t.Helper()
+		next, err := eng.Join(ctx, "")
+		require.NoError(t, err)
+		_, err = eng.Release(ctx, cur.Ticket)
+		require.NoError(t, err)
+		for deadline := time.Now().Add(60 * time.Second); ; {
+			_, _ = eng.Round(ctx)
+			select {
+			case ev := <-events:
+				if len(ev.Admitted) == 1 && ev.Admitted[0] == next.Ticket {
+					cur = next
+					return
+				}
+			case <-time.After(200 * time.Millisecond):
+			}
+			require.True(t, time.Now().Before(deadline), "no round event admitting %s", next.Ticket)
+		}
+	}
+	waitUp(true)
+	admitNext()
+
+	master.kill()
+	waitUp(false)
+	require.Eventually(t, func() bool {
+		a, err := sc.GetMasterAddrByName(ctx, "mymaster").Result()
+		return err == nil && len(a) == 2 && a[1] != fmt.Sprint(master.port)
+	}, 60*time.Second, 50*time.Millisecond, "Sentinel promotes the replica")
+	waitUp(true)
+	admitNext()
 }
