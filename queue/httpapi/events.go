@@ -303,7 +303,9 @@ func (h *hub) run() {
 
 // event is a round event of the queue (from any instance): the tickets it
 // admitted are read at the next tick, every other waiting stream counts the
-// admissions off its position.
+// admissions off its position. A settings change (paused, message, ...) has
+// the streams near the front read at once and every other one at its next
+// answer, so the store is not asked for every ticket in one call.
 func (h *hub) event(ev queue.Event) {
 	admitted := make(map[string]bool, len(ev.Admitted))
 	for _, id := range ev.Admitted {
@@ -311,11 +313,14 @@ func (h *hub) event(ev queue.Event) {
 	}
 	n := int64(len(ev.Admitted))
 	wake := false
+	now := time.Now()
 	h.mu.Lock()
 	for sb := range h.subs {
 		switch {
-		case admitted[sb.id] || ev.Settings:
+		case admitted[sb.id], ev.Settings && sb.ahead < notifyAheadLimit:
 			sb.now, wake = true, true
+		case ev.Settings:
+			sb.readAt = now // read at its next answer, spread over the streams' intervals
 		case sb.last.State == queue.StateWaiting:
 			sb.ahead = max(sb.ahead-n, 0)
 		}
@@ -365,6 +370,9 @@ func (h *hub) due(changed, up bool) (read map[string][]*sub, guess []*sub) {
 			guess = append(guess, sb)
 			continue
 		}
+		// Cleared here, not after the read: an event that comes while the
+		// read is in flight (it may have missed that admission) marks it again.
+		sb.now = false
 		if read == nil {
 			read = map[string][]*sub{}
 		}
@@ -391,7 +399,6 @@ func (h *hub) check(due map[string][]*sub) {
 		}
 		for _, sb := range due[id] {
 			h.mu.Lock()
-			sb.now = false
 			if err != nil {
 				sb.due = now.Add(time.Second)
 			} else {
