@@ -74,9 +74,18 @@ func TestBrowserAdmin(t *testing.T) {
 	state := chromedp.CSS(card + ` select[name="state"]`)
 	text := func(sel string) string { return `document.querySelector(` + jsString(card+" "+sel) + `).textContent` }
 
+	// Two history points from earlier steps (field: store time / 10 s; value:
+	// active waiting admitted_total), so the chart has lines to draw.
+	step := time.Now().Unix() / 10
+	require.NoError(t, e.rdb.HSet(t.Context(), "wr:{"+q+"}:hist", step-60, "1 8 100", step-30, "2 3 160").Err())
+
 	page := newTab(t, browser)
 	page.viewport(t, 1280, 1000, 1, false)
 	page.navigate(t, e.ts.URL+"/admin")
+	// The chart: a line of at least those two points and the loop's own.
+	page.waitFor(t, "the chart", `(function(){var c=document.querySelector(`+jsString(card)+`);
+		var pl=c && c.querySelector(".line-waiting");
+		return pl && +c.dataset.points >= 3 && pl.getAttribute("points").split(" ").length >= 3 ? "ok" : ""})()`, browserWait)
 
 	// Signed out: the live counts, no controls.
 	page.waitFor(t, "the queue's live counts", jsEquals(text(".active")+`+"/"+`+text(".waiting"), "2/1"), browserWait)
