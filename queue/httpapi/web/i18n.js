@@ -22,8 +22,11 @@
   var numbers = new Intl.NumberFormat(lang);
   function number(n) { return numbers.format(n); }
 
+  // unit formats n minutes, hours or days; unit_spacing "none" writes them
+  // without the spaces CLDR puts in ("1時間30分", not "1 時間 30 分").
   function unit(n, u) {
-    return new Intl.NumberFormat(lang, { style: "unit", unit: u, unitDisplay: cat.unit_display || "long" }).format(n);
+    var s = new Intl.NumberFormat(lang, { style: "unit", unit: u, unitDisplay: cat.unit_display || "long" }).format(n);
+    return cat.unit_spacing === "none" ? s.replace(/\s+/g, "") : s;
   }
 
   // eta turns seconds into "About 5 minutes" / "약 5분" / "約5分".
