@@ -44,7 +44,7 @@ func (w *eofWatch) read() {
 		if n > 0 {
 			w.gc.bytes.addIn(n)
 			w.gc.held = append(w.gc.held, buf[:n]...)
-			w.gc.qbuf.Store(int64(len(w.gc.held) + len(w.gc.out)))
+			w.gc.qbuf.Store(int64(len(w.gc.held)+len(w.gc.out)) + w.gc.g.partial)
 			if l := w.gc.g.limits; l != nil && l.overQueryLimit(int64(len(w.gc.held))) { // client-query-buffer-limit
 				w.gc.readErr = errQueryBufLimit
 				close(w.gone)

@@ -113,7 +113,7 @@ type guardConn struct {
 
 	bytes *netCounters // the server's byte counts
 	fd    int          // the socket's descriptor, for CLIENT LIST
-	qbuf  atomic.Int64 // input read but not yet handed to redcon, for CLIENT LIST
+	qbuf  atomic.Int64 // input read but not run yet (an unfinished request's bytes too), for CLIENT LIST
 }
 
 // Write counts what the server sends.
@@ -125,7 +125,7 @@ func (c *guardConn) Write(p []byte) (int, error) {
 
 func (c *guardConn) Read(p []byte) (int, error) {
 	n, err := c.read(p)
-	c.qbuf.Store(int64(len(c.held) + len(c.out)))
+	c.qbuf.Store(int64(len(c.held)+len(c.out)) + c.g.partial)
 	return n, err
 }
 
@@ -264,6 +264,8 @@ type respGuard struct {
 	req       []byte
 	reqBytes  int64 // payload bytes the current request announced so far
 	overLimit bool  // the request passed client-query-buffer-limit: close, no reply
+	reqStart  int   // where the current request began in this chunk, -1 if earlier
+	partial   int64 // bytes of the unfinished request read so far (Redis's querybuf holds them)
 }
 
 // pass and lit emit through the emitter, or into req while holding a request.
@@ -295,6 +297,7 @@ func (g *respGuard) feed(e *emitter) (int, string) {
 	in := e.in
 	i := 0
 	g.lineStart = -1 // a line in progress began in an earlier chunk
+	g.reqStart = -1
 	fail := func(msg string) (int, string) {
 		e.dropRequest()
 		g.holding, g.req = false, nil
@@ -309,7 +312,7 @@ func (g *respGuard) feed(e *emitter) (int, string) {
 				return i, "" // let the requests so far run: one may be AUTH
 			}
 			e.reqMark = e.len()
-			g.reqBytes = 0
+			g.reqBytes, g.reqStart, g.partial = 0, i, 0
 			g.line, g.lineLen, g.lineStart = g.line[:0], 0, i
 			if in[i] == '*' {
 				g.state, g.lineLen = gCount, 1
@@ -486,7 +489,22 @@ func (g *respGuard) feed(e *emitter) (int, string) {
 	case g.state == gBulkHdr && g.lineLen > maxInlineLen:
 		return fail(msgProtoBigBulkCount)
 	}
+	g.notePartial(len(in))
 	return len(in), ""
+}
+
+// notePartial counts the bytes of a request still unfinished at the end of
+// a chunk of end bytes: redcon holds them until the rest arrives, and they
+// are the client's query buffer in CLIENT LIST and used_memory.
+func (g *respGuard) notePartial(end int) {
+	switch {
+	case g.state == gStart:
+		g.partial = 0
+	case g.reqStart >= 0:
+		g.partial = int64(end - g.reqStart)
+	default:
+		g.partial += int64(end)
+	}
 }
 
 // startLine begins a header line at in[i].
