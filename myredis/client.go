@@ -84,6 +84,9 @@ type Client struct {
 	tracking *clientTracking
 	// replica is set by REPLCONF, SYNC and PSYNC (replication.go); executor-owned
 	replica *replica
+	// unparsed is the size of the command running now: Redis keeps it in the
+	// query buffer until it is done (CLIENT LIST's qbuf); executor-owned
+	unparsed int
 	// noEvict: CLIENT NO-EVICT ON, exempt from client eviction (client_evict.go)
 	noEvict bool
 }
@@ -140,6 +143,7 @@ func (c *Client) info(now time.Time) string {
 	if c.guard != nil {
 		fd, qbuf = c.guard.fd, c.guard.qbuf.Load()
 	}
+	qbuf += int64(c.unparsed)
 	// Replies are written to the socket by the connection right after each
 	// batch: no output waits in a list between batches, so omem is 0.
 	// A subscriber's outbox is its output list: omem is what waits there.

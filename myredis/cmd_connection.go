@@ -221,8 +221,8 @@ func cmdClient(x *Ctx) {
 		x.ok()
 	case "reply":
 		switch {
-		case eqFold(x.args[2], "on"):
-			x.c.replyOff, x.c.replySkipNext = false, false
+		case eqFold(x.args[2], "on"): // clears a SKIP pending for this very command, as Redis
+			x.c.replyOff, x.c.replySkipNext, x.c.replySkip = false, false, false
 			x.ok()
 		case eqFold(x.args[2], "off"):
 			x.c.replyOff = true

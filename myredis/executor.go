@@ -102,6 +102,7 @@ func (s *Server) runBatch(c *Client) {
 		c.multi.failed = true // commands of the transaction were answered BUSY
 	}
 	for i, cmd := range c.cmds {
+		c.unparsed = len(cmd.Raw) // CLIENT LIST's qbuf holds the running command, as Redis's
 		mark := c.out.Len()
 		s.call(c, cmd.Args, &c.out)
 		if c.replyOff || c.replySkip || c.replySkipNext {
@@ -123,6 +124,7 @@ func (s *Server) runBatch(c *Client) {
 		}
 	}
 	c.cmds = c.cmds[:0]
+	c.unparsed = 0
 	if !s.par.on { // workers run batches side by side (workers.go)
 		s.runningClient = nil
 	}
