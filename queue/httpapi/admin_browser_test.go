@@ -67,7 +67,7 @@ func TestBrowserAdmin(t *testing.T) {
 	q := uniq("dash")
 	e := newEnv(t, st.Addr, envOpt{adminToken: adminToken},
 		queueConf{name: q, set: queue.Settings{Slot: 2, TicketTTL: 30 * time.Minute, Session: 30 * time.Minute}})
-	users := e.fill(q, 3, 2) // two in, one waiting
+	users := fillPatiently(t, e, q, 3, 2) // two in, one waiting
 	base := "/v1/queues/" + q
 	card := `article[data-queue="` + q + `"]`
 	slot := chromedp.CSS(card + ` input[name="slot"]`)
@@ -150,6 +150,19 @@ func TestBrowserAdmin(t *testing.T) {
 	page.waitFor(t, "the page's save 3", jsEquals(`document.querySelector(`+jsString(card)+`).dataset.saves`, "3"), browserWait)
 	waitAPI(t, e, base, "open", func(r res) bool { return r.str("admin_state") == "open" })
 	pollUntil(t, "the late user admitted", func() bool { return e.status(q, late).str("state") == "admitted" })
+}
+
+// fillPatiently is env.fill with browserWait for the admissions.
+func fillPatiently(t *testing.T, e *env, q string, n, admitted int) []string {
+	t.Helper()
+	var tickets []string
+	for range n {
+		tickets = append(tickets, e.join(q, "").str("ticket"))
+	}
+	for _, tk := range tickets[:admitted] {
+		pollUntil(t, "an admission", func() bool { return e.status(q, tk).str("state") == "admitted" })
+	}
+	return tickets
 }
 
 // waitAPI polls GET path until ok holds, within browserWait.

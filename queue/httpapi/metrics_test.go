@@ -66,7 +66,7 @@ func TestWaitHistogram(t *testing.T) {
 	require.Zero(t, h.GetSampleCount(), "no admission yet")
 
 	before := time.Now()
-	users := e.fill(q, 2, 1)
+	users := fillPatiently(t, e, q, 2, 1)
 	time.Sleep(minWait) // the second user stands in line at least this long
 	rel := e.do("POST", "/v1/queues/"+q+"/release", users[0], "")
 	require.Equal(t, 200, rel.code, rel.raw)
