@@ -173,6 +173,41 @@ func TestAOFLogsAbsoluteDeadlinesSelectAndTransactions(t *testing.T) {
 	}
 }
 
+// TestAOFLogsRestoreAsRedisPropagatesIt: RESTORE with a relative TTL is logged as
+// sent (its options, their case) with the TTL made absolute and ABSTTL added, as
+// Redis rewrites it; with ABSTTL, or without a TTL, it is logged unchanged.
+func TestAOFLogsRestoreAsRedisPropagatesIt(t *testing.T) {
+	dir := t.TempDir()
+	clock := &aofClock{}
+	clock.ms.Store(1_700_000_000_000)
+	s, addr := openAOFServer(t, dir, nil, WithClock(clock))
+	c := mustDialAOF(t, addr)
+	c.must(t, "SET", "src", "hello")
+	dump, ok := c.must(t, "DUMP", "src").(string)
+	if !ok {
+		t.Fatal("DUMP did not return a string")
+	}
+	c.must(t, "restore", "a", "5000", dump, "idletime", "7")
+	c.must(t, "RESTORE", "b", "1800000000000", dump, "absttl")
+	c.must(t, "RESTORE", "c", "0", dump, "Replace")
+	s.Close()
+
+	var want []byte
+	for _, cmd := range [][]string{
+		{"SELECT", "0"},
+		{"SET", "src", "hello"},
+		{"restore", "a", "1700000005000", dump, "idletime", "7", "ABSTTL"},
+		{"RESTORE", "b", "1800000000000", dump, "absttl"},
+		{"RESTORE", "c", "0", dump, "Replace"},
+	} {
+		want = appendCommand(want, bargs(cmd...))
+	}
+	got, _ := os.ReadFile(aofPath(dir))
+	if !bytes.Equal(got, want) {
+		t.Fatalf("file:\n%q\nwant:\n%q", got, want)
+	}
+}
+
 // writeAOF writes commands as an AOF file and returns the offset where each starts.
 func writeAOF(t testing.TB, dir string, cmds ...[]string) []int {
 	t.Helper()

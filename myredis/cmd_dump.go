@@ -163,11 +163,16 @@ func (x *Ctx) restore(key string, val any, ttl int64, o restoreOpts) {
 	x.dirty(1)
 	if ttl > 0 {
 		x.db.setExpire(key, ttl)
-		args := []string{"RESTORE", key, strconv.FormatInt(ttl, 10), string(x.args[3])}
-		if o.replace {
-			args = append(args, "REPLACE")
+		if !o.absTTL {
+			// As Redis: the command as sent (its options and their case), the TTL
+			// made absolute and ABSTTL added; with ABSTTL it goes unchanged.
+			args := make([]string, 0, len(x.args)+1)
+			for _, a := range x.args {
+				args = append(args, string(a))
+			}
+			args[2] = strconv.FormatInt(ttl, 10)
+			x.propagateAs(append(args, "ABSTTL")...)
 		}
-		x.propagateAs(append(args, "ABSTTL")...)
 	}
 	x.notify(notifyGeneric, "restore", key)
 	x.ok()
