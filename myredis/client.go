@@ -89,6 +89,8 @@ type Client struct {
 	unparsed int
 	// noEvict: CLIENT NO-EVICT ON, exempt from client eviction (client_evict.go)
 	noEvict bool
+	// memCounted is c's share of the clients' memory total (client_evict.go)
+	memCounted int64
 }
 
 var clientIDs atomic.Int64

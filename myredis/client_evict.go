@@ -1,6 +1,38 @@
 package myredis
 
-// CLIENT NO-EVICT ON|OFF: c is exempt from client eviction (maxmemory-clients).
+import (
+	"errors"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Client eviction, Redis 7.0's maxmemory-clients: when the memory of all
+// normal and pub/sub clients together reaches the limit, the clients using the
+// most are closed, largest first, until the total is under it again. A client
+// that said CLIENT NO-EVICT ON, a replica's link, the master's link, a MONITOR
+// and internal clients are never evicted (they still count in the total). The
+// limit is bytes, or a percentage of maxmemory ("10%", kept negative as Redis
+// keeps it), and never under 128 KB so an operator can still talk to the
+// server. A client's memory is what CLIENT LIST's tot-mem shows (memory.go's
+// clientMem) plus the commands queued in its MULTI.
+//
+// The total is kept up to date after every batch of a client (its own share
+// is measured again) and summed afresh ten times a second (query buffers
+// grow on the connection goroutines, between batches); eviction is checked at
+// both points. Runs on the executor goroutine.
+
+// clientEvictMin is Redis's floor on the effective limit.
+const clientEvictMin = 128 << 10
+
+// clientEviction is the executor's state.
+type clientEviction struct {
+	total   int64 // the clients' memory as last measured
+	evicted int64 // INFO stats evicted_clients
+}
+
+// CLIENT NO-EVICT ON|OFF: c is exempt from client eviction.
 func (x *Ctx) clientNoEvict() {
 	switch {
 	case eqFold(x.args[2], "on"):
@@ -13,3 +45,132 @@ func (x *Ctx) clientNoEvict() {
 	}
 	x.ok()
 }
+
+// clientEvictLimit is the limit in bytes, 0 when client eviction is off, as
+// Redis's getClientEvictionLimit.
+func (s *Server) clientEvictLimit() int64 {
+	v := s.cfg.MaxMemoryClients
+	switch {
+	case v < 0 && s.cfg.MaxMemory > 0:
+		v = int64(min(float64(s.cfg.MaxMemory)*float64(-v)/100, math.MaxInt64))
+	case v <= 0:
+		return 0
+	}
+	return max(v, clientEvictMin)
+}
+
+// clientMemAll is c's memory for eviction: its buffers and structure, and
+// the arguments queued in its MULTI.
+func clientMemAll(c *Client) int64 {
+	n := clientMem(c) // memory.go
+	if c.multi != nil {
+		for _, q := range c.multi.cmds {
+			for _, a := range q.args {
+				n += int64(len(a))
+			}
+		}
+	}
+	return n
+}
+
+// evictable reports whether eviction may close c (Redis's clientEvictionAllowed).
+func (s *Server) evictable(c *Client) bool {
+	return !c.noEvict && c.conn != nil && c.replica == nil && c != s.repl.mc && !s.isMonitor(c) && !c.closing
+}
+
+// clientMemAfterBatch measures c again after its batch and evicts if the total
+// reached the limit.
+func (s *Server) clientMemAfterBatch(c *Client) {
+	now := clientMemAll(c)
+	s.cev.total += now - c.memCounted
+	c.memCounted = now
+	s.evictClients()
+}
+
+// clientEvictCron sums every client's memory afresh and evicts if needed.
+func (s *Server) clientEvictCron() {
+	if s.clientEvictLimit() == 0 {
+		return
+	}
+	s.mu.Lock()
+	var total int64
+	for _, c := range s.clients {
+		c.memCounted = clientMemAll(c)
+		total += c.memCounted
+	}
+	s.mu.Unlock()
+	s.cev.total = total
+	s.evictClients()
+}
+
+// clientEvictForget takes a closed client's share off the total.
+func (s *Server) clientEvictForget(c *Client) {
+	s.cev.total -= c.memCounted
+	c.memCounted = 0
+}
+
+// evictClients closes the largest evictable clients while the total is at or
+// over the limit, as Redis's evictClients.
+func (s *Server) evictClients() {
+	limit := s.clientEvictLimit()
+	if limit == 0 || s.cev.total < limit {
+		return
+	}
+	s.mu.Lock()
+	var cands []*Client
+	for _, c := range s.clients {
+		if s.evictable(c) {
+			cands = append(cands, c)
+		}
+	}
+	s.mu.Unlock()
+	sort.Slice(cands, func(i, j int) bool { return cands[i].memCounted > cands[j].memCounted })
+	for _, c := range cands {
+		if s.cev.total < limit {
+			return
+		}
+		s.log.Info("evicting client", "client", strings.TrimSuffix(c.info(s.clock.Now()), "\n"))
+		s.cev.evicted++
+		s.clientEvictForget(c)
+		c.closing = true
+		c.conn.NetConn().Close() // redcon's reader fails and closes the client
+	}
+	if s.cev.total >= limit {
+		s.log.Warn("over client maxmemory after evicting all evictable clients")
+	}
+}
+
+// setClientEvict is Config.Set for maxmemory-clients: a memory value, or a
+// percentage of maxmemory up to 100; errUnknownOption for any other name.
+func (c *Config) setClientEvict(name, val string) error {
+	if name != "maxmemory-clients" {
+		return errUnknownOption
+	}
+	if n, ok := parseMemoryRedis(val); ok {
+		if n > math.MaxInt64 {
+			return errors.New("percentage argument must be less or equal to 100")
+		}
+		c.MaxMemoryClients = int64(n)
+		return nil
+	}
+	if pct, ok := strings.CutSuffix(val, "%"); ok && pct != "" {
+		if n, ok := parseRedisInt([]byte(pct)); ok && n >= 0 {
+			if n > 100 {
+				return errors.New("percentage argument must be less or equal to 100")
+			}
+			c.MaxMemoryClients = -n
+			return nil
+		}
+	}
+	return errors.New("argument must be a memory or percent value")
+}
+
+// clientEvictParam is CONFIG GET maxmemory-clients.
+func (c *Config) clientEvictParam() string {
+	if c.MaxMemoryClients < 0 {
+		return strconv.FormatInt(-c.MaxMemoryClients, 10) + "%"
+	}
+	return strconv.FormatInt(c.MaxMemoryClients, 10)
+}
+
+func init() { runtimeSettable["maxmemory-clients"] = true }

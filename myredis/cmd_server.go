@@ -245,12 +245,13 @@ func (s *Server) configParams() map[string]func() string {
 	// pubsub_config.go
 	params["client-output-buffer-limit"] = func() string { return formatObufLimits(c.ObufLimits) }
 	params["notify-keyspace-events"] = func() string { return formatNotifyClasses(c.NotifyEvents) }
-	c.Enc.params(params)      // encoding.go
-	c.Repl.params(params)     // replication_config.go
-	c.Intro.params(params)    // introspect_config.go
-	c.evictionParams(params)  // evict.go
-	s.aclConfigParams(params) // acl_server.go
-	s.tlsConfigParams(params) // tls.go
+	c.Enc.params(params)                             // encoding.go
+	c.Repl.params(params)                            // replication_config.go
+	c.Intro.params(params)                           // introspect_config.go
+	params["maxmemory-clients"] = c.clientEvictParam // client_evict.go
+	c.evictionParams(params)                         // evict.go
+	s.aclConfigParams(params)                        // acl_server.go
+	s.tlsConfigParams(params)                        // tls.go
 	return params
 }
 
@@ -541,6 +542,7 @@ func infoStats(s *Server) [][2]string {
 		{"sync_partial_err", itoa(s.repl.syncPartialErr)},
 		{"expired_keys", itoa(s.stats.expiredKeys)},
 		{"evicted_keys", itoa(s.stats.evictedKeys)},
+		{"evicted_clients", itoa(s.cev.evicted)}, // client_evict.go
 		{"keyspace_hits", itoa(s.stats.keyspaceHits)},
 		{"keyspace_misses", itoa(s.stats.keyspaceMisses)},
 		{"total_error_replies", itoa(s.estats.errorReplies)},

@@ -88,6 +88,9 @@ type Config struct {
 	evictInit bool
 	// Intro are the slow log and latency monitor settings (introspect_config.go).
 	Intro IntrospectConfig
+	// MaxMemoryClients is maxmemory-clients (client_evict.go): bytes, or minus
+	// a percentage of maxmemory; 0 is off.
+	MaxMemoryClients int64
 	// ACL is aclfile, acllog-max-len, acl-pubsub-default, user lines (acl_server.go).
 	ACL aclConfig
 	// TLS is the tls-* settings (tls.go).

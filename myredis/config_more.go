@@ -317,6 +317,9 @@ func (c *Config) setMore(name, val string) error {
 		if err := c.setIntrospect(name, val); err != errUnknownOption { // introspect_config.go
 			return err
 		}
+		if err := c.setClientEvict(name, val); err != errUnknownOption { // client_evict.go
+			return err
+		}
 		if !redisConfigNames[name] {
 			return errUnknownOption
 		}

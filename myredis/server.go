@@ -95,8 +95,9 @@ type Server struct {
 	net    netCounters // total_net_input_bytes / output, from connection goroutines
 	runID  string      // INFO run_id, random per run
 
-	intro introspection // slow log, latency monitor, MONITOR (introspect.go)
-	pause pauseState    // CLIENT PAUSE (pause.go); executor-owned
+	intro introspection  // slow log, latency monitor, MONITOR (introspect.go)
+	pause pauseState     // CLIENT PAUSE (pause.go); executor-owned
+	cev   clientEviction // maxmemory-clients (client_evict.go); executor-owned
 }
 
 // stats are INFO's counters, owned by the executor (rejectedConns excepted).
@@ -284,8 +285,9 @@ func (s *Server) forgetClient(c *Client) {
 	s.unwatchAll(c)
 	s.unblock(c)
 	s.dropSubscriptions(c)
-	s.disableTracking(c) // tracking.go
-	s.dropMonitor(c)     // monitor.go
+	s.disableTracking(c)   // tracking.go
+	s.dropMonitor(c)       // monitor.go
+	s.clientEvictForget(c) // client_evict.go
 }
 
 // handle runs on the connection goroutine for the first command of each pipelined

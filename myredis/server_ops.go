@@ -52,13 +52,20 @@ func (s *Server) clientsCron() {
 			return
 		case <-t.C:
 		}
-		if !s.toExecutor(s.statsCron) {
+		if !s.toExecutor(s.clientsCronTask) {
 			return
 		}
 		if tick%10 == 0 && s.live.timeout.Load() > 0 && !s.toExecutor(s.closeIdleClients) {
 			return
 		}
 	}
+}
+
+// clientsCronTask is the executor's share of each tick: the stats, then client
+// eviction (client_evict.go), which reads the memory the stats just summed.
+func (s *Server) clientsCronTask() {
+	s.statsCron()
+	s.clientEvictCron()
 }
 
 // closeIdleClients closes the connections idle for longer than timeout seconds,
