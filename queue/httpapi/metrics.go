@@ -134,7 +134,7 @@ var (
 	descReleases    = engineDesc("queue_releases_total", "Admitted users who released their place through this instance.")
 	descEnters      = engineDesc("queue_enters_total", "Passes consumed through this instance.")
 	descReclaims    = engineDesc("queue_reclaims_total", "Expired sessions reclaimed by this instance's rounds.")
-	descDropped     = engineDesc("queue_dropped_tickets_total", "Waiting tickets dropped at the head because their holder stopped polling.")
+	descDropped     = engineDesc("queue_dropped_tickets_total", "Waiting tickets ended by this instance's rounds because their holder stopped polling.")
 	descRollbacks   = engineDesc("queue_rollbacks_total", "Optimistic reservations undone because the slot was full.")
 	descLostLeases  = engineDesc("queue_lost_leases_total", "Leader rounds that found the lease taken by another instance after admitting.")
 	descRounds      = engineDesc("queue_admit_rounds_total", "Admission rounds run by this instance.")
