@@ -122,16 +122,12 @@ func (a *aof) beforeWrite(x *Ctx) {
 func (a *aof) captureBeforeSwap(db1, db2 *DB) {
 	pairs := [][2]*DB{{db1, db2}, {db2, db1}}
 	for _, pair := range pairs {
-		for _, key := range pair[0].keys {
-			a.captureBeforeWrite(dbKey{pair[0], key})
-		}
+		pair[0].each(func(key string, _ *entry) { a.captureBeforeWrite(dbKey{pair[0], key}) })
 	}
 	// after the swap each key is in the other database: its t0 state is the one
 	// just captured, so the scan must not take it again there
 	for _, pair := range pairs {
-		for _, key := range pair[0].keys {
-			a.rw.touched[dbKey{pair[1], key}] = struct{}{}
-		}
+		pair[0].each(func(key string, _ *entry) { a.rw.touched[dbKey{pair[1], key}] = struct{}{} })
 	}
 }
 
@@ -153,12 +149,12 @@ func (a *aof) captureBeforeWrite(dk dbKey) {
 // budget. A large sorted set is captured whole only if whole is set (it is about to
 // change); otherwise slice by slice, one per scan step. Runs on the executor.
 func (a *aof) capture(rw *rewrite, db *DB, key string, whole bool) int {
-	e := db.dict[key]
+	e := db.entry(key)
 	if e == nil {
 		return 1
 	}
-	at := db.expires[key]
-	if at != 0 && at <= a.s.nowMs() {
+	at := e.when
+	if e.hasTTL() && at <= a.s.nowMs() {
 		return 1 // expired: its DEL, if any, is in the buffer
 	}
 	it := snapItem{db: db.id, key: key, expireAt: at}

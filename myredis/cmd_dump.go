@@ -157,7 +157,7 @@ func (x *Ctx) restore(key string, val any, ttl int64, o restoreOpts) {
 		return
 	}
 	x.db.add(key, val)
-	if e := x.db.dict[key]; e != nil {
+	if e := x.db.entry(key); e != nil {
 		x.s.setLRUOrLFU(e, o.idle, o.freq) // evict.go
 	}
 	x.dirty(1)

@@ -215,19 +215,19 @@ func cmdPersist(x *Ctx) {
 
 // isExpired reports whether key has passed its deadline (without deleting it).
 func (db *DB) isExpired(key string, now int64) bool {
-	when, ok := db.expires[key]
-	return ok && when <= now
+	e := db.dict.find(key)
+	return e != nil && e.hasTTL() && e.when <= now
 }
 
 func cmdKeys(x *Ctx) {
 	pattern := x.arg(1)
 	now := x.nowMs()
 	var keys []string
-	for _, k := range x.db.keys {
-		if (pattern == "*" || globMatch(pattern, k)) && !x.db.isExpired(k, now) {
+	x.db.each(func(k string, e *entry) {
+		if (pattern == "*" || globMatch(pattern, k)) && !(e.hasTTL() && e.when <= now) {
 			keys = append(keys, k)
 		}
-	}
+	})
 	x.w.BulkStrings(keys)
 }
 
@@ -274,7 +274,7 @@ func cmdScan(x *Ctx) {
 		if pattern != "*" && !globMatch(pattern, k) {
 			continue
 		}
-		if typ != "" && !eqFold([]byte(typ), typeName(x.db.dict[k])) {
+		if typ != "" && !eqFold([]byte(typ), typeName(x.db.entry(k))) {
 			continue
 		}
 		keys = append(keys, k)

@@ -269,15 +269,14 @@ func cmdSwapdb(x *Ctx) {
 // holds as modified (WATCH, blocked clients).
 func (db *DB) swapData(o *DB) {
 	db.dict, o.dict = o.dict, db.dict
-	db.keys, o.keys = o.keys, db.keys
-	db.expires, o.expires = o.expires, db.expires
+	db.volatile, o.volatile = o.volatile, db.volatile
 	db.used, o.used = o.used, db.used // memory.go
 	for _, d := range []*DB{db, o} {
 		for key := range d.watchers {
 			d.touch(key)
 		}
 		for dk := range d.s.blocking {
-			if dk.db == d && d.dict[dk.key] != nil {
+			if dk.db == d && d.entry(dk.key) != nil {
 				d.s.signalReady(d, dk.key)
 			}
 		}

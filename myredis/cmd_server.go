@@ -556,7 +556,7 @@ func infoKeyspace(s *Server) [][2]string {
 			continue
 		}
 		out = append(out, [2]string{"db" + strconv.Itoa(db.id),
-			fmt.Sprintf("keys=%d,expires=%d,avg_ttl=0", db.Size(), len(db.expires))})
+			fmt.Sprintf("keys=%d,expires=%d,avg_ttl=0", db.Size(), db.Volatile())})
 	}
 	return out
 }

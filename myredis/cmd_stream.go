@@ -1045,7 +1045,7 @@ func (db *DB) signalStreamsGone() {
 		if dk.db != db {
 			continue
 		}
-		if e := db.dict[dk.key]; e != nil {
+		if e := db.entry(dk.key); e != nil {
 			if _, ok := e.val.(*stream); ok {
 				db.s.signalReady(db, dk.key)
 			}

@@ -2,14 +2,20 @@ package myredis
 
 import (
 	"math/rand/v2"
-	"strings"
 )
 
-// entry is one key's value. val is []byte for a string and *zset for a sorted set.
-// pos is the key's index in DB.keys (see scan).
+// entry is one key: its name, its value, its TTL and its bookkeeping, in one
+// 64-byte allocation. val is []byte for a string and *zset for a sorted set.
+// An entry stays the same object while its key exists (handlers hold it across
+// a command); it leaves the DB only through remove, flush or swapData.
 type entry struct {
-	val any
-	pos int
+	key  string
+	val  any
+	next *entry // the next entry in the same bucket (dict.go)
+	// when is the deadline in unix milliseconds when the key has a TTL, that is
+	// when vpos >= 0: the entry's index in DB.volatile.
+	when int64
+	vpos int32
 	// lru is Redis's 24-bit lru field: the LRU clock of the last access, or under
 	// an LFU policy the minute of the last decrement and the 8-bit counter (evict.go).
 	lru uint32
@@ -18,17 +24,20 @@ type entry struct {
 	size uint32
 }
 
+// hasTTL reports whether the key has a deadline (e.when).
+func (e *entry) hasTTL() bool { return e.vpos >= 0 }
+
 // DB is one numbered keyspace. Every method runs on the executor goroutine.
 //
-// Keys live in a map for lookup and in a slice for SCAN, RANDOMKEY and sampling:
-// deletion swaps the last key into the hole, so a cursor that walks the slice from
-// the top down visits every key that stays present for the whole iteration.
+// Keys live in a hash table of entries (dict.go), which also serves SCAN,
+// RANDOMKEY and sampling. The keys with a TTL are also listed in volatile, so
+// that active expiry and the volatile-* policies sample only them (Redis's
+// expires dict, at 8 bytes a key).
 type DB struct {
 	id       int
 	s        *Server
-	dict     map[string]*entry
-	keys     []string
-	expires  map[string]int64 // key -> deadline in unix milliseconds
+	dict     *dict
+	volatile []*entry // the entries with a TTL, in no order
 	watchers map[string][]*Client
 	used     int64 // the sum of the entries' sizes (memory.go)
 }
@@ -37,14 +46,19 @@ func newDB(s *Server, id int) *DB {
 	return &DB{
 		id:       id,
 		s:        s,
-		dict:     make(map[string]*entry),
-		expires:  make(map[string]int64),
+		dict:     newDict(),
 		watchers: make(map[string][]*Client),
 	}
 }
 
 // Size is the number of keys, expired-but-not-yet-reclaimed included (as Redis).
-func (db *DB) Size() int { return len(db.dict) }
+func (db *DB) Size() int { return db.dict.len() }
+
+// Volatile is the number of keys with a TTL (INFO keyspace's expires).
+func (db *DB) Volatile() int { return len(db.volatile) }
+
+// entry returns key's entry as it is, expired or not (no expiry, no access).
+func (db *DB) entry(key string) *entry { return db.dict.find(key) }
 
 // lookup returns the live entry of key, deleting it first if it has expired.
 //
@@ -64,23 +78,20 @@ func (db *DB) lookup(key string) *entry {
 
 // peek is lookup without counting an access (OBJECT).
 func (db *DB) peek(key string) *entry {
-	e := db.dict[key]
+	e := db.dict.find(key)
 	if e == nil {
 		return nil
 	}
-	if len(db.expires) > 0 {
-		if when, ok := db.expires[key]; ok && when <= db.s.nowMs() &&
-			db.expireIfNeeded(strings.Clone(key)) {
-			return nil
-		}
+	if e.hasTTL() && e.when <= db.s.nowMs() && db.expireIfNeeded(e.key) {
+		return nil
 	}
 	return e
 }
 
 // expireIfNeeded deletes key if its deadline has passed and reports whether it did.
 func (db *DB) expireIfNeeded(key string) bool {
-	when, ok := db.expires[key]
-	if !ok || when > db.s.nowMs() {
+	e := db.dict.find(key)
+	if e == nil || !e.hasTTL() || e.when > db.s.nowMs() {
 		return false
 	}
 	if db.s.loading {
@@ -92,6 +103,7 @@ func (db *DB) expireIfNeeded(key string) bool {
 	if db.s.paused() && !db.s.pause.writing { // CLIENT PAUSE: missing to readers, deleted after (pause.go)
 		return true
 	}
+	key = e.key // the entry's own copy: the caller's may live on its stack
 	db.remove(key)
 	db.s.stats.expiredKeys++
 	db.notify(notifyExpired, "expired", key)
@@ -104,9 +116,8 @@ func (db *DB) add(key string, val any) {
 	if db.s.par.on { // --workers mode: one lock per primitive (workers.go)
 		defer db.s.par.hold()()
 		share(val)
-		if e := db.dict[key]; e != nil { // the caller's check raced: overwrite, keep the maps whole
-			db.dict[key] = &entry{val: val, pos: e.pos, lru: e.lru, size: e.size}
-			delete(db.expires, key)
+		if e := db.dict.find(key); e != nil { // the caller's check raced: overwrite, keep the table whole
+			db.replaceEntry(e, val)
 			db.touch(key)
 			return
 		}
@@ -115,12 +126,25 @@ func (db *DB) add(key string, val any) {
 }
 
 func (db *DB) insert(key string, val any) {
-	e := &entry{val: val, pos: len(db.keys), lru: db.s.newLRU()}
-	db.dict[key] = e
-	db.keys = append(db.keys, key)
-	db.measure(e, key) // memory.go
+	e := &entry{key: key, val: val, vpos: -1, lru: db.s.newLRU()}
+	db.dict.add(e)
+	db.measure(e) // memory.go
 	db.touch(key)
 	db.notify(notifyNew, "new", key)
+}
+
+// replaceEntry puts a new entry holding val, without TTL, in e's place; e
+// stays as it was for a reader outside the lock (--workers mode).
+func (db *DB) replaceEntry(e *entry, val any) *entry {
+	nu := &entry{key: e.key, val: val, vpos: -1, lru: e.lru, size: e.size}
+	db.dict.replace(e, nu)
+	if e.hasTTL() {
+		db.volatile[e.vpos] = nu
+		nu.when, nu.vpos = e.when, e.vpos
+		db.dropTTL(nu)
+	}
+	db.measure(nu) // memory.go
+	return nu
 }
 
 // set stores val under key, replacing any value and dropping its TTL unless keepTTL.
@@ -129,17 +153,20 @@ func (db *DB) set(key string, val any, keepTTL bool) {
 		defer db.s.par.hold()()
 		share(val)
 	}
-	if e := db.dict[key]; e != nil {
+	if e := db.dict.find(key); e != nil {
 		if db.s.par.on { // a reader outside the lock may hold e: leave it as it was
-			e = &entry{pos: e.pos, lru: e.lru, size: e.size}
-			db.dict[key] = e
+			when, ttl := e.when, e.hasTTL()
+			e = db.replaceEntry(e, e.val)
+			if keepTTL && ttl {
+				db.addTTL(e, when)
+			}
 		}
 		e.val = val
 		db.s.overwriteLRU(e) // evict.go
 		if !keepTTL {
-			delete(db.expires, key)
+			db.dropTTL(e)
 		}
-		db.measure(e, key) // memory.go
+		db.measure(e) // memory.go
 		db.touch(key)
 		return
 	}
@@ -155,24 +182,22 @@ func (db *DB) delete(key string) bool {
 }
 
 func (db *DB) remove(key string) bool {
-	e := db.dict[key]
+	e := db.dict.remove(key)
 	if e == nil {
 		return false
 	}
-	last := len(db.keys) - 1
-	if e.pos != last {
-		moved := db.keys[last]
-		db.keys[e.pos] = moved
-		db.dict[moved].pos = e.pos
-	}
-	db.keys[last] = ""
-	db.keys = db.keys[:last]
-	delete(db.dict, key)
-	delete(db.expires, key)
+	db.dropTTL(e)
 	db.unmeasure(e) // memory.go
 	db.touch(key)
+	if db.canShrink() {
+		db.dict.shrinkIfSparse()
+	}
 	return true
 }
+
+// canShrink reports whether the table may shrink now: not while an AOF rewrite
+// or a BGSAVE walks it with a cursor, which a shrink could make repeat keys.
+func (db *DB) canShrink() bool { return db.s.beforeWrite == nil }
 
 // flush empties the database.
 func (db *DB) flush() {
@@ -180,14 +205,13 @@ func (db *DB) flush() {
 		defer db.s.par.hold()()
 	}
 	for key := range db.watchers {
-		if _, ok := db.dict[key]; ok {
+		if db.dict.find(key) != nil {
 			db.touch(key)
 		}
 	}
 	db.signalStreamsGone() // blocked XREADGROUPs are answered (cmd_stream.go)
-	db.dict = make(map[string]*entry)
-	db.keys = nil
-	db.expires = make(map[string]int64)
+	db.dict = newDict()
+	db.volatile = nil
 	db.addUsed(-db.used) // memory.go
 }
 
@@ -196,7 +220,9 @@ func (db *DB) setExpire(key string, when int64) {
 	if db.s.par.on { // --workers mode: one lock per primitive (workers.go)
 		defer db.s.par.hold()()
 	}
-	db.expires[key] = when
+	if e := db.dict.find(key); e != nil {
+		db.addTTL(e, when)
+	}
 	db.touch(key)
 }
 
@@ -205,12 +231,52 @@ func (db *DB) persist(key string) bool {
 	if db.s.par.on { // --workers mode: one lock per primitive (workers.go)
 		defer db.s.par.hold()()
 	}
-	if _, ok := db.expires[key]; !ok {
+	e := db.dict.find(key)
+	if e == nil || !e.hasTTL() {
 		return false
 	}
-	delete(db.expires, key)
+	db.dropTTL(e)
 	db.touch(key)
 	return true
+}
+
+// expireAt is key's deadline (unix ms) if it exists and has one, expired or not.
+func (db *DB) expireAt(key string) (int64, bool) {
+	if e := db.dict.find(key); e != nil && e.hasTTL() {
+		return e.when, true
+	}
+	return 0, false
+}
+
+// addTTL sets e's deadline, listing it in volatile if it had none.
+func (db *DB) addTTL(e *entry, when int64) {
+	if !e.hasTTL() {
+		e.vpos = int32(len(db.volatile))
+		db.volatile = append(db.volatile, e)
+	}
+	e.when = when
+}
+
+// dropTTL removes e's deadline: the last volatile entry takes its place.
+func (db *DB) dropTTL(e *entry) {
+	if !e.hasTTL() {
+		return
+	}
+	last := len(db.volatile) - 1
+	moved := db.volatile[last]
+	db.volatile[e.vpos] = moved
+	moved.vpos = e.vpos
+	db.volatile[last] = nil
+	db.volatile = db.volatile[:last]
+	e.vpos, e.when = -1, 0
+}
+
+// randomVolatile returns a random entry with a TTL, or nil when there is none.
+func (db *DB) randomVolatile() *entry {
+	if len(db.volatile) == 0 {
+		return nil
+	}
+	return db.volatile[rand.IntN(len(db.volatile))]
 }
 
 // touch marks key modified: WATCHers of key fail their EXEC, blocked clients may
@@ -236,8 +302,8 @@ func (db *DB) randomKey() (string, bool) {
 	if db.s.par.on { // --workers mode: one lock per primitive (workers.go)
 		defer db.s.par.hold()()
 	}
-	for tries := 0; len(db.keys) > 0; tries++ {
-		key := db.keys[rand.IntN(len(db.keys))]
+	for tries := 0; db.dict.len() > 0; tries++ {
+		key := db.dict.random().key
 		if tries > 100 || !db.expireIfNeeded(key) {
 			return key, true
 		}
@@ -245,25 +311,21 @@ func (db *DB) randomKey() (string, bool) {
 	return "", false
 }
 
-// scan visits keys from cursor on, calling fn for up to count keys, and returns
-// the next cursor (0 when done). Cursor c > 0 means "next index is c-1"; the walk
-// goes from the top of the slice down, so swap-deletes never hide a key.
+// scan visits keys from cursor on, calling fn for about count keys (whole
+// buckets, at most 10*count buckets), and returns the next cursor (0 when
+// done): Redis's SCAN, whose guarantee dict.scan gives.
 func (db *DB) scan(cursor uint64, count int, fn func(key string)) uint64 {
-	var i int
-	if cursor == 0 {
-		i = len(db.keys) - 1
-	} else {
-		i = int(min(cursor-1, uint64(len(db.keys))-1))
-		if len(db.keys) == 0 {
-			return 0
+	n := 0
+	for budget := max(count, 1) * 10; ; budget-- {
+		cursor = db.dict.scan(cursor, func(e *entry) { fn(e.key); n++ })
+		if cursor == 0 || n >= count || budget <= 1 {
+			return cursor
 		}
 	}
-	for n := 0; i >= 0 && n < count; n++ {
-		fn(db.keys[i])
-		i--
-	}
-	if i < 0 {
-		return 0
-	}
-	return uint64(i) + 1
+}
+
+// each calls fn for every key and its entry (KEYS, SAVE, SWAPDB). fn may read
+// and delete keys.
+func (db *DB) each(fn func(key string, e *entry)) {
+	db.dict.each(func(e *entry) { fn(e.key, e) })
 }

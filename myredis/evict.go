@@ -269,9 +269,9 @@ func (s *Server) evictionCandidate() (*DB, string) {
 	for {
 		keys := 0
 		for _, db := range s.dbs {
-			n := len(db.expires)
+			n := db.Volatile()
 			if p&evictAllKeys != 0 {
-				n = len(db.keys)
+				n = db.Size()
 			}
 			if n > 0 {
 				keys += n
@@ -293,13 +293,11 @@ func (s *Server) randomCandidate(allKeys bool) (*DB, string) {
 	for range s.dbs {
 		s.ev.nextDB = (s.ev.nextDB + 1) % len(s.dbs)
 		db := s.dbs[s.ev.nextDB]
-		if allKeys && len(db.keys) > 0 {
-			return db, db.keys[rand.IntN(len(db.keys))]
+		if allKeys && db.Size() > 0 {
+			return db, db.dict.random().key
 		}
-		if !allKeys && len(db.expires) > 0 {
-			for key := range db.expires { // a map's range starts at a random place
-				return db, key
-			}
+		if e := db.randomVolatile(); !allKeys && e != nil {
+			return db, e.key
 		}
 	}
 	return nil, ""
@@ -309,20 +307,18 @@ func (s *Server) randomCandidate(allKeys bool) (*DB, string) {
 func (s *Server) populatePool(db *DB) {
 	n := max(s.cfg.Evict.Samples, 1)
 	if s.ev.policy&evictAllKeys != 0 {
-		for range min(n, len(db.keys)) {
-			key := db.keys[rand.IntN(len(db.keys))]
-			s.poolInsert(db, key, db.dict[key])
+		for range min(n, db.Size()) {
+			e := db.dict.random()
+			s.poolInsert(db, e.key, e)
 		}
 		return
 	}
-	for key, when := range db.expires { // a map's range starts at a random place
+	for range min(n, db.Volatile()) {
+		e := db.randomVolatile()
 		if s.ev.policy&evictTTL != 0 {
-			s.poolInsertIdle(db, key, math.MaxUint64-uint64(when))
-		} else if e := db.dict[key]; e != nil {
-			s.poolInsert(db, key, e)
-		}
-		if n--; n == 0 {
-			break
+			s.poolInsertIdle(db, e.key, math.MaxUint64-uint64(e.when))
+		} else {
+			s.poolInsert(db, e.key, e)
 		}
 	}
 }
@@ -339,11 +335,10 @@ func (s *Server) poolInsert(db *DB, key string, e *entry) {
 	case s.ev.policy&evictLFU != 0:
 		idle = 255 - uint64(s.lfuDecr(e))
 	case s.ev.policy&evictTTL != 0:
-		when, ok := db.expires[key]
-		if !ok {
+		if !e.hasTTL() {
 			return
 		}
-		idle = math.MaxUint64 - uint64(when)
+		idle = math.MaxUint64 - uint64(e.when)
 	}
 	s.poolInsertIdle(db, key, idle)
 }
@@ -380,13 +375,8 @@ func (s *Server) bestFromPool() (*DB, string) {
 			continue
 		}
 		pool[k] = poolEntry{}
-		var ok bool
-		if s.ev.policy&evictAllKeys != 0 {
-			_, ok = c.db.dict[c.key]
-		} else {
-			_, ok = c.db.expires[c.key]
-		}
-		if ok {
+		e := c.db.entry(c.key)
+		if e != nil && (s.ev.policy&evictAllKeys != 0 || e.hasTTL()) {
 			return c.db, c.key
 		}
 	}

@@ -1,6 +1,9 @@
 package myredis
 
-import "time"
+import (
+	"math/rand/v2"
+	"time"
+)
 
 // Active expiry as Redis 7.0's activeExpireCycle (expire.c). Keys with a TTL that
 // nobody reads again are reclaimed by sampling:
@@ -79,7 +82,7 @@ func (s *Server) activeExpireCycle(fast bool) {
 	for n := 0; n < len(s.dbs) && !st.timelimitExit; n++ {
 		db := s.dbs[st.nextDB%len(s.dbs)]
 		st.nextDB++
-		for len(db.expires) > 0 {
+		for db.Volatile() > 0 {
 			got, dead := db.expireSample(tun.keysPerLoop)
 			sampled, expired = sampled+got, expired+dead
 			iteration++
@@ -103,20 +106,18 @@ func (s *Server) activeExpireCycle(fast bool) {
 	s.latencyAddIfNeeded("expire-cycle", clock().Sub(start).Milliseconds()) // latency.go
 }
 
-// expireSample looks at up to n keys with a TTL and deletes the expired ones.
-// Go's map iteration starts at a random place each time, which is the sample.
+// expireSample looks at up to n keys with a TTL and deletes the expired ones:
+// n entries of the volatile list in a row from a random place, wrapping around.
 // Runs on the executor.
 func (db *DB) expireSample(n int) (sampled, expired int) {
 	now := db.s.nowMs()
 	var deadBuf [64]string
 	dead := deadBuf[:0]
-	for key, when := range db.expires {
-		if sampled == n {
-			break
-		}
-		sampled++
-		if when <= now {
-			dead = append(dead, key)
+	vol := db.volatile
+	start := rand.IntN(len(vol))
+	for ; sampled < min(n, len(vol)); sampled++ {
+		if e := vol[(start+sampled)%len(vol)]; e.when <= now {
+			dead = append(dead, e.key)
 		}
 	}
 	for _, key := range dead {

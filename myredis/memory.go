@@ -145,9 +145,8 @@ func (s *Server) valueMem(val any) int64 {
 // --- keeping the sums (runs on the executor) ---
 
 // measure sets e's size from its key, TTL and value, adjusting the sums.
-func (db *DB) measure(e *entry, key string) {
-	_, ttl := db.expires[key]
-	n := min(keyMem(len(key), ttl)+db.s.valueMem(e.val), math.MaxUint32)
+func (db *DB) measure(e *entry) {
+	n := min(keyMem(len(e.key), e.hasTTL())+db.s.valueMem(e.val), math.MaxUint32)
 	db.addUsed(n - int64(e.size))
 	e.size = uint32(n)
 }
@@ -174,7 +173,7 @@ func (db *DB) remeasureLater(key string) {
 	if db.s.par.on { // --workers mode measures only whole values (db.go)
 		return
 	}
-	e := db.dict[key]
+	e := db.dict.find(key)
 	if e == nil {
 		return
 	}
@@ -192,10 +191,8 @@ func (db *DB) remeasureLater(key string) {
 func (s *Server) remeasureNow() {
 	for i, p := range s.remeasure {
 		db, e := p.db, p.e
-		if e.pos < len(db.keys) {
-			if key := db.keys[e.pos]; db.dict[key] == e {
-				db.measure(e, key)
-			}
+		if db.dict.find(e.key) == e {
+			db.measure(e)
 		}
 		s.remeasure[i] = pendingSize{}
 	}
@@ -253,7 +250,7 @@ func (s *Server) memoryOverhead() memOverhead {
 	o := memOverhead{clients: s.overheadMem.Load()}
 	o.total = startupMemory + o.clients
 	for _, db := range s.dbs {
-		n, x := len(db.dict), len(db.expires)
+		n, x := db.Size(), db.Volatile()
 		if n == 0 {
 			continue
 		}

@@ -16,15 +16,14 @@ func checkAccounting(t *testing.T, s *Server) {
 		var total int64
 		for _, db := range s.dbs {
 			var sum int64
-			for key, e := range db.dict {
-				_, ttl := db.expires[key]
-				want := keyMem(len(key), ttl) + s.valueMem(e.val)
+			db.each(func(key string, e *entry) {
+				want := keyMem(len(key), e.hasTTL()) + s.valueMem(e.val)
 				if int64(e.size) != want {
 					t.Errorf("key %q (%T): size %d, measured afresh %d", key, e.val, e.size, want)
 				}
 				sum += int64(e.size)
 				checkPayload(t, key, e.val)
-			}
+			})
 			if db.used != sum {
 				t.Errorf("db %d: used %d, entries sum to %d", db.id, db.used, sum)
 			}

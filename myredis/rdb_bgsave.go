@@ -137,9 +137,7 @@ func (s *Server) bgsaveBeforeWrite(x *Ctx) {
 
 // bgsaveCaptureDB captures every key of db not captured yet.
 func (s *Server) bgsaveCaptureDB(bg *bgsave, db *DB) {
-	for _, key := range db.keys {
-		s.bgsaveCapture(bg, dbKey{db, key})
-	}
+	db.each(func(key string, _ *entry) { s.bgsaveCapture(bg, dbKey{db, key}) })
 }
 
 // bgsaveBeforeSwap captures both databases SWAPDB is about to exchange; after
@@ -149,9 +147,7 @@ func (s *Server) bgsaveBeforeSwap(db1, db2 *DB) {
 	s.bgsaveCaptureDB(bg, db1)
 	s.bgsaveCaptureDB(bg, db2)
 	for _, pair := range [][2]*DB{{db1, db2}, {db2, db1}} {
-		for _, key := range pair[0].keys {
-			bg.touched[dbKey{pair[1], key}] = struct{}{}
-		}
+		pair[0].each(func(key string, _ *entry) { bg.touched[dbKey{pair[1], key}] = struct{}{} })
 	}
 }
 
@@ -169,12 +165,12 @@ func (s *Server) bgsaveCapture(bg *bgsave, dk dbKey) {
 
 // bgsaveEncode appends key's record to bg.items and returns its cost in scan budget.
 func (s *Server) bgsaveEncode(bg *bgsave, db *DB, key string) int {
-	e := db.dict[key]
+	e := db.entry(key)
 	if e == nil {
 		return 1
 	}
-	at := db.expires[key]
-	if at != 0 && at <= s.nowMs() {
+	at := e.when
+	if e.hasTTL() && at <= s.nowMs() {
 		return 1
 	}
 	it := rdbItem{db: db.id, key: key, expireAt: at}

@@ -115,18 +115,20 @@ func (s *Server) writeRDB(out *bufio.Writer) error {
 		f.w.length(uint64(db.id))
 		f.w.byte1(rdbOpResizeDB)
 		f.w.length(uint64(db.Size()))
-		f.w.length(uint64(len(db.expires)))
-		for _, key := range db.keys {
-			at := db.expires[key]
-			if at != 0 && at <= now {
-				continue // expired: a loading master would drop it anyway
+		f.w.length(uint64(db.Volatile()))
+		var err error
+		db.each(func(key string, e *entry) {
+			if err != nil || e.hasTTL() && e.when <= now {
+				return // expired: a loading master would drop it anyway
 			}
-			if !appendRDBKeyValue(&f.w, key, db.dict[key].val, at) {
-				return fmt.Errorf("rdb: no RDB encoding for a value of type %T (key %q)", db.dict[key].val, key)
+			if !appendRDBKeyValue(&f.w, key, e.val, e.when) {
+				err = fmt.Errorf("rdb: no RDB encoding for a value of type %T (key %q)", e.val, key)
+				return
 			}
-			if err := f.flush(64 << 10); err != nil {
-				return err
-			}
+			err = f.flush(64 << 10)
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return s.writeRDBTrailer(f)
@@ -429,7 +431,7 @@ func (l *rdbLoader) keyValue(typ byte) string {
 		return "" // expired: a master drops it while loading
 	}
 	k := string(key)
-	if l.db.dict[k] != nil {
+	if l.db.entry(k) != nil {
 		return fmt.Sprintf("duplicate key %q", key)
 	}
 	l.db.insert(k, val)

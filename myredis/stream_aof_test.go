@@ -14,15 +14,15 @@ func streamState(s *Server) string {
 	var b strings.Builder
 	s.submit(func() {
 		db := s.dbs[0]
-		keys := make([]string, 0, len(db.dict))
-		for k, e := range db.dict {
+		var keys []string
+		db.each(func(k string, e *entry) {
 			if _, ok := e.val.(*stream); ok {
 				keys = append(keys, k)
 			}
-		}
+		})
 		sortStringsForTest(keys)
 		for _, k := range keys {
-			st := db.dict[k].val.(*stream)
+			st := db.entry(k).val.(*stream)
 			fmt.Fprintf(&b, "%s len=%d last=%v first=%v maxdel=%v added=%d\n", k, st.length, st.lastID,
 				st.firstID, st.maxDeletedID, st.entriesAdded)
 			for _, e := range streamEntries(st, false) {

@@ -190,6 +190,5 @@ func (db *DB) deadline(key string) (int64, bool) {
 	if db.s.par.on {
 		defer db.s.par.hold()()
 	}
-	when, ok := db.expires[key]
-	return when, ok
+	return db.expireAt(key)
 }
