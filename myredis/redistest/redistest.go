@@ -33,6 +33,9 @@ func StartMyRedis(t testing.TB, opts ...myredis.Option) string {
 // (cfg.Port and cfg.Bind are replaced) and returns the server and its address.
 func StartMyRedisConfig(t testing.TB, cfg myredis.Config, opts ...myredis.Option) (*myredis.Server, string) {
 	t.Helper()
+	if cfg.Dir == "" {
+		cfg.Dir = t.TempDir() // SAVE, BGSAVE, a disk sync, SHUTDOWN write dump.rdb there, not in the package
+	}
 	s, addr, stop, err := ServeMyRedis(cfg, opts...)
 	if err != nil {
 		t.Fatalf("redistest: %v", err)
@@ -48,9 +51,18 @@ func StartMyRedisConfig(t testing.TB, cfg myredis.Config, opts ...myredis.Option
 // ServeMyRedis is StartMyRedisConfig without a test, for TestMain and tools: it
 // returns once the server listens, with a stop function that closes it and
 // waits for Serve to return.
+// Without cfg.Dir the server's files go to a temporary directory that stop removes.
 func ServeMyRedis(cfg myredis.Config, opts ...myredis.Option) (srv *myredis.Server, addr string, stop func() error, err error) {
+	tmpDir := ""
+	if cfg.Dir == "" {
+		if tmpDir, err = os.MkdirTemp("", "myredis-"); err != nil {
+			return nil, "", nil, err
+		}
+		cfg.Dir = tmpDir
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
+		os.RemoveAll(tmpDir)
 		return nil, "", nil, fmt.Errorf("listen: %w", err)
 	}
 	cfg.Bind = "127.0.0.1"
@@ -58,6 +70,7 @@ func ServeMyRedis(cfg myredis.Config, opts ...myredis.Option) (srv *myredis.Serv
 	s, err := myredis.Open(cfg, opts...)
 	if err != nil {
 		ln.Close()
+		os.RemoveAll(tmpDir)
 		return nil, "", nil, fmt.Errorf("open MyRedis: %w", err)
 	}
 	served := make(chan error, 1)
@@ -76,6 +89,9 @@ func ServeMyRedis(cfg myredis.Config, opts ...myredis.Option) (srv *myredis.Serv
 			case <-time.After(10 * time.Second):
 				stopErr = errors.New("MyRedis did not stop within 10s")
 			}
+			if tmpDir != "" {
+				os.RemoveAll(tmpDir)
+			}
 		})
 		return stopErr
 	}
@@ -84,6 +100,7 @@ func ServeMyRedis(cfg myredis.Config, opts ...myredis.Option) (srv *myredis.Serv
 	// client of its own in CLIENT LIST and INFO.
 	select {
 	case err := <-served:
+		os.RemoveAll(tmpDir)
 		return nil, "", nil, fmt.Errorf("MyRedis Serve: %v", err)
 	default:
 	}
