@@ -15,8 +15,9 @@ import (
 //
 // Every write command is appended to the file as RESP, in executor order, after it
 // runs and before its reply is released; relative deadlines are already absolute
-// (propagateAs), EXEC and scripts are wrapped in MULTI/EXEC, and SELECT is written
-// whenever the database changes. Replaying the file (aof_load.go) rebuilds the data.
+// (propagateAs), a command that propagated several writes (EXEC, a script, a
+// write that met an expired key) is wrapped in MULTI/EXEC (propagate.go), and
+// SELECT is written whenever the database changes. Replaying the file (aof_load.go) rebuilds the data.
 //
 // Who does what:
 //
@@ -70,16 +71,14 @@ type aof struct {
 	buf       []byte          // encoded writes not yet handed to the writer
 	parked    []chan struct{} // signals of finished jobs, not yet handed to the writer
 	selected  int             // database of the last command in the stream; -1: write SELECT next
-	wrapDepth int             // inside EXEC or a script
-	// where the open MULTI began in buf, and the database selected before it
-	wrapMark, wrapSelected int
-	wrapOpen               bool     // MULTI written for the current wrap
-	handed                 int64    // bytes handed to the writer so far
-	rw                     *rewrite // the running rewrite's executor side, nil when none
-	rewriting              bool     // a rewrite runs (until its file switch is done)
-	scheduled              bool     // BGREWRITEAOF asked for inside MULTI or a script: start at the next tick
-	closed                 bool
-	nextAuto               time.Time // no automatic rewrite before (after a failed one)
+	wrapDepth int             // inside a wrapped execution unit (propagate.go)
+	wrapOpen  bool            // MULTI written for the current wrap
+	handed    int64           // bytes handed to the writer so far
+	rw        *rewrite        // the running rewrite's executor side, nil when none
+	rewriting bool            // a rewrite runs (until its file switch is done)
+	scheduled bool            // BGREWRITEAOF asked for inside MULTI or a script: start at the next tick
+	closed    bool
+	nextAuto  time.Time // no automatic rewrite before (after a failed one)
 
 	rewrites       int64
 	lastRewriteOK  bool
@@ -186,7 +185,6 @@ func openAOF(s *Server) error {
 // feed encodes one propagated write. Runs on the executor.
 func (a *aof) feed(db *DB, args [][]byte) {
 	if a.wrapDepth > 0 && !a.wrapOpen {
-		a.wrapMark, a.wrapSelected = len(a.buf), a.selected
 		a.selectDB(db.id)
 		a.buf = appendCommand(a.buf, multiArgs)
 		a.wrapOpen = true
@@ -207,8 +205,9 @@ func (a *aof) selectDB(id int) {
 	}
 }
 
-// wrap brackets EXEC and scripts: their writes are logged as MULTI ... EXEC, so a
-// replay applies them all or, when the file ends inside, none. Runs on the executor.
+// wrap brackets an execution unit of several writes (propagate.go): they are
+// logged as MULTI ... EXEC, so a replay applies them all or, when the file ends
+// inside, none. Runs on the executor.
 func (a *aof) wrap(begin bool) {
 	if begin {
 		a.wrapDepth++
@@ -217,12 +216,6 @@ func (a *aof) wrap(begin bool) {
 	a.wrapDepth--
 	if a.wrapDepth == 0 && a.wrapOpen {
 		a.wrapOpen = false
-		if a.s.stopping.Load() {
-			// a script stopped half-way by SHUTDOWN NOSAVE: as in Redis, none
-			// of its writes reach the file
-			a.buf, a.selected = a.buf[:a.wrapMark], a.wrapSelected
-			return
-		}
 		a.buf = appendCommand(a.buf, execArgs)
 	}
 }

@@ -23,8 +23,8 @@ func commandsGeneric() []*command {
 		{name: "pexpiretime", arity: 2, flags: flagReadonly, fn: ttlCmd(true, true), firstKey: 1, lastKey: 1},
 		{name: "persist", arity: 2, flags: flagWrite, fn: cmdPersist, firstKey: 1, lastKey: 1},
 		{name: "keys", arity: 2, flags: flagReadonly, fn: cmdKeys},
-		{name: "scan", arity: -2, flags: flagReadonly, fn: cmdScan},
-		{name: "randomkey", arity: 1, flags: flagReadonly, fn: cmdRandomkey},
+		{name: "scan", arity: -2, flags: flagReadonly | flagTouchesArbitraryKeys, fn: cmdScan},
+		{name: "randomkey", arity: 1, flags: flagReadonly | flagTouchesArbitraryKeys, fn: cmdRandomkey},
 		{name: "rename", arity: 3, flags: flagWrite, fn: cmdRename, firstKey: 1, lastKey: 2},
 		{name: "renamenx", arity: 3, flags: flagWrite, fn: cmdRenamenx, firstKey: 1, lastKey: 2},
 		{name: "dbsize", arity: 1, flags: flagReadonly, fn: cmdDbsize},
@@ -268,10 +268,11 @@ func cmdScan(x *Ctx) {
 	now := x.nowMs()
 	keys := found[:0]
 	for _, k := range found {
-		if x.db.isExpired(k, now) {
+		if pattern != "*" && !globMatch(pattern, k) {
 			continue
 		}
-		if pattern != "*" && !globMatch(pattern, k) {
+		if x.db.isExpired(k, now) {
+			x.db.expireIfNeeded(k) // as Redis: a key SCAN meets expired is deleted
 			continue
 		}
 		if typ != "" && !eqFold([]byte(typ), typeName(x.db.entry(k))) {

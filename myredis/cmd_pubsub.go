@@ -52,6 +52,7 @@ func cmdUnsubscribe(kind subKind) func(x *Ctx) {
 func cmdPublish(kind subKind) func(x *Ctx) {
 	return func(x *Ctx) {
 		x.w.Int(int64(x.s.publish(kind, x.args[1], x.args[2])))
+		x.propagateToReplicas()
 	}
 }
 

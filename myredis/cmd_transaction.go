@@ -96,7 +96,6 @@ func cmdExec(x *Ctx) {
 	}
 	s.unwatchAll(c)
 	x.w.Array(len(m.cmds))
-	s.wrapPropagation(true)
 	inner := &c.execX
 	for _, q := range m.cmds {
 		c.lastCmd = q.cmd.name
@@ -105,15 +104,6 @@ func cmdExec(x *Ctx) {
 		}
 		*inner = Ctx{s: s, c: c, db: c.db, cmd: q.cmd, args: q.args, w: x.w, inMulti: true}
 		s.exec(inner)
-	}
-	s.wrapPropagation(false)
-}
-
-// wrapPropagation tells propagation listeners that what follows (until false) is
-// one atomic unit: the AOF wraps it in MULTI/EXEC.
-func (s *Server) wrapPropagation(begin bool) {
-	for _, h := range s.wrapHooks {
-		h(begin)
 	}
 }
 

@@ -9,17 +9,19 @@ import (
 
 // Command flags.
 const (
-	flagWrite        = 1 << iota // may modify the keyspace (AOF, EVAL_RO refusal)
-	flagReadonly                 // reads only
-	flagNoAuth                   // allowed before AUTH
-	flagTx                       // runs at once inside MULTI instead of being queued
-	flagNoScript                 // refused inside a Lua script
-	flagNoMulti                  // refused inside MULTI (WATCH)
-	flagBlocking                 // may block the client (BZPOPMIN)
-	flagAdmin                    // server administration
-	flagDenyOOM                  // refused over maxmemory (Redis's denyoom; maxmemory.go)
-	flagProtect                  // DEBUG: refused unless enable-debug-command allows it (introspect_config.go)
-	flagMayReplicate             // not a write but may reach the replication stream (Redis's may_replicate; pause.go)
+	flagWrite                = 1 << iota // may modify the keyspace (AOF, EVAL_RO refusal)
+	flagReadonly                         // reads only
+	flagNoAuth                           // allowed before AUTH
+	flagTx                               // runs at once inside MULTI instead of being queued
+	flagNoScript                         // refused inside a Lua script
+	flagNoMulti                          // refused inside MULTI (WATCH)
+	flagBlocking                         // may block the client (BZPOPMIN)
+	flagAdmin                            // server administration
+	flagDenyOOM                          // refused over maxmemory (Redis's denyoom; maxmemory.go)
+	flagProtect                          // DEBUG: refused unless enable-debug-command allows it (introspect_config.go)
+	flagMayReplicate                     // not a write but may reach the replication stream (Redis's may_replicate; pause.go)
+	flagTouchesArbitraryKeys             // SCAN, RANDOMKEY: the expired keys they meet are deleted unwrapped (propagate.go)
+	flagStale                            // served by a replica whose link is down (Redis's stale; replication_guard.go)
 )
 
 // command is one entry of the command table.
@@ -172,6 +174,7 @@ func buildCommandTable() commandTable {
 		t.add(group()...)
 	}
 	markDenyOOM(t)       // maxmemory.go
+	markStale(t)         // replication_guard.go
 	markIntrospection(t) // introspect.go
 	markMayReplicate(t)  // pause.go
 	return t

@@ -258,6 +258,9 @@ const msgOOM = "OOM command not allowed when used memory > 'maxmemory'."
 // Replication (replication*.go) and CLIENT KILL (client_kill.go).
 const (
 	msgReadOnlyReplica    = "READONLY You can't write against a read only replica."
+	msgNoReplicas         = "NOREPLICAS Not enough good replicas to write."
+	msgMasterDown         = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
+	msgLuaStale           = "Can not execute the command on a stale replica"
 	msgNoSuchClient       = "ERR No such client"
 	msgClientIDPositive   = "ERR client-id should be greater than 0"
 	msgInvalidMasterPort  = "ERR Invalid master port"

@@ -224,6 +224,10 @@ func (s *Server) call(c *Client, args [][]byte, w *Writer) {
 		s.reject(c, cmd, w, msgOOM)
 		return
 	}
+	if msg := s.replicationRefusal(c, cmd); msg != "" { // replication_guard.go
+		s.reject(c, cmd, w, msg)
+		return
+	}
 	if cmd.flags&flagWrite != 0 && s.isReplica() && !s.cfg.Repl.ReadWrite && c != s.repl.mc {
 		s.reject(c, cmd, w, msgReadOnlyReplica) // replication_replica.go
 		return
@@ -266,6 +270,7 @@ func (s *Server) exec(x *Ctx) {
 	if s.beforeWrite != nil && x.cmd.flags&flagWrite != 0 {
 		s.beforeWrite(x)
 	}
+	opened := s.beginUnit() // propagate.go
 	before := s.dirty
 	mark := x.w.Len()
 	if x.cmd.intro&introMonitorFirst != 0 && len(s.intro.monitors) > 0 {
@@ -309,6 +314,7 @@ func (s *Server) exec(x *Ctx) {
 			s.propagate(x.db, args)
 		}
 	}
+	s.endUnit(opened, x.cmd)
 	if len(s.ready) > 0 && !x.inScript && !x.inMulti && x.readyKey == "" {
 		s.serveBlocked() // (a served command's own pushes are served by the loop there)
 	}

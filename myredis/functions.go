@@ -37,6 +37,7 @@ var scriptFlagNames = []string{"no-writes", "allow-oom", "allow-stale", "no-clus
 const (
 	scriptFlagNoWrites = 1 << iota
 	scriptFlagAllowOOM
+	scriptFlagAllowStale
 )
 
 // funcLib is one loaded library.
@@ -476,6 +477,10 @@ func (f *functionLibs) fcall(x *Ctx, fd *funcDef, keys, argv [][]byte, readOnly 
 	allowOOM := noWrites || fd.flags&scriptFlagAllowOOM != 0
 	if !allowOOM && x.s.overMaxmemory() { // a function that may write is refused whole
 		x.err(msgOOM)
+		return
+	}
+	if msg := x.s.scriptRefusal(x.c, true, noWrites, fd.flags&scriptFlagAllowStale != 0); msg != "" { // replication_guard.go
+		x.err(msg)
 		return
 	}
 	e := f.e

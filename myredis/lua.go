@@ -37,6 +37,8 @@ type luaScript struct {
 	noWrites bool           // shebang flags=no-writes
 	flagged  bool           // it has a shebang: flags decide, not each command (OOM)
 	allowOOM bool           // shebang flags=allow-oom
+	// shebang flags=allow-stale: runs on a replica that may not serve stale data
+	allowStale bool
 }
 
 // luaEngine owns the Lua state. Every method runs on the executor goroutine.
@@ -322,11 +324,12 @@ func (e *luaEngine) compile(body, sha string) (*luaScript, string) {
 	sc := &luaScript{sha: sha}
 	code := body
 	if strings.HasPrefix(body, "#!") {
-		n, noWrites, allowOOM, errMsg := parseShebang(body)
+		n, flags, errMsg := parseShebang(body)
 		if errMsg != "" {
 			return nil, errMsg
 		}
-		sc.noWrites, sc.allowOOM, sc.flagged = noWrites, allowOOM, true
+		sc.noWrites, sc.allowOOM = flags&scriptFlagNoWrites != 0, flags&scriptFlagAllowOOM != 0
+		sc.allowStale, sc.flagged = flags&scriptFlagAllowStale != 0, true
 		code = body[n:] // keep the newline so line numbers stay right
 	}
 	chunk, err := parse.Parse(strings.NewReader(code), luaChunkName)
@@ -345,12 +348,12 @@ func (e *luaEngine) compile(body, sha string) (*luaScript, string) {
 }
 
 // parseShebang reads Redis 7's "#!lua flags=no-writes,..." first line. It returns
-// the length of the line (without its newline), whether writes are refused and
-// whether denyoom commands may run over maxmemory.
-func parseShebang(body string) (n int, noWrites, allowOOM bool, errMsg string) {
+// the length of the line (without its newline) and the flags (scriptFlag*
+// bits: no-writes, allow-oom, allow-stale; the cluster ones change nothing here).
+func parseShebang(body string) (n int, flags int, errMsg string) {
 	n = strings.IndexByte(body, '\n')
 	if n < 0 {
-		return 0, false, false, msgShebangInvalid
+		return 0, 0, msgShebangInvalid
 	}
 	parts := strings.Fields(body[:n])
 	if len(parts) == 0 || parts[0] != "#!lua" {
@@ -358,29 +361,31 @@ func parseShebang(body string) (n int, noWrites, allowOOM bool, errMsg string) {
 		if len(parts) > 0 {
 			engine = parts[0]
 		}
-		return 0, false, false, fmt.Sprintf(msgShebangEngine, engine)
+		return 0, 0, fmt.Sprintf(msgShebangEngine, engine)
 	}
 	for _, p := range parts[1:] {
-		flags, ok := strings.CutPrefix(p, "flags=")
+		list, ok := strings.CutPrefix(p, "flags=")
 		if !ok {
-			return 0, false, false, fmt.Sprintf(msgShebangOption, p)
+			return 0, 0, fmt.Sprintf(msgShebangOption, p)
 		}
-		if flags == "" {
+		if list == "" {
 			continue
 		}
-		for _, f := range strings.Split(flags, ",") {
+		for _, f := range strings.Split(list, ",") {
 			switch f {
 			case "no-writes":
-				noWrites = true
+				flags |= scriptFlagNoWrites
 			case "allow-oom":
-				allowOOM = true
-			case "allow-stale", "no-cluster", "allow-cross-slot-keys":
+				flags |= scriptFlagAllowOOM
+			case "allow-stale":
+				flags |= scriptFlagAllowStale
+			case "no-cluster", "allow-cross-slot-keys":
 			default:
-				return 0, false, false, fmt.Sprintf(msgShebangFlag, f)
+				return 0, 0, fmt.Sprintf(msgShebangFlag, f)
 			}
 		}
 	}
-	return n, noWrites, allowOOM, ""
+	return n, flags, ""
 }
 
 // luaSyntaxError renders a gopher-lua parse error the way Lua 5.1 words its
@@ -421,6 +426,10 @@ func (e *luaEngine) run(x *Ctx, sc *luaScript, keys, argv [][]byte, readOnly boo
 	// (without flags, each denyoom command it calls is: scriptCall)
 	if sc.flagged && !sc.noWrites && !sc.allowOOM && x.s.overMaxmemory() {
 		x.err(msgOOM)
+		return
+	}
+	if msg := x.s.scriptRefusal(x.c, sc.flagged, sc.noWrites, sc.allowStale); msg != "" { // replication_guard.go
+		x.err(msg)
 		return
 	}
 	e.globals.RawSetString("KEYS", e.array(keys, &e.emptyKeys))
@@ -468,17 +477,9 @@ func (e *luaEngine) invoke(x *Ctx, rs runningScript, readOnly bool, push func() 
 	s.scriptTimeMs = s.clock.Now().UnixMilli()
 	s.scriptGuard.begin(e.cancel)
 	s.scriptGuard.describe(rs, x.args)
-	wrap := !x.inMulti // inside EXEC the whole transaction is already one unit
-	if wrap {
-		s.wrapPropagation(true)
-	}
-
 	nargs := push()
 	err := L.PCall(nargs, 1, e.handler)
 
-	if wrap {
-		s.wrapPropagation(false)
-	}
 	s.scriptGuard.end()
 	s.scriptTimeMs = 0
 
@@ -749,6 +750,9 @@ func (s *Server) scriptCall(e *luaEngine, args [][]byte) ([]byte, string) {
 	}
 	if cmd.flags&(flagWrite|flagMayReplicate) != 0 && e.readOnly { // PUBLISH, PFCOUNT too (pause.go)
 		return nil, msgLuaWriteRO
+	}
+	if msg := s.scriptCallRefusal(cmd, e.wrote); msg != "" { // replication_guard.go
+		return nil, msg
 	}
 	if cmd.flags&flagDenyOOM != 0 && !e.allowOOM && !e.wrote && s.overMaxmemory() { // maxmemory.go
 		s.countRejected(cmd, msgOOM)

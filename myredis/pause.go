@@ -236,6 +236,6 @@ func (s *Server) scriptFlags(bySHA bool, text string) (flagged, noWrites, ok boo
 	if len(text) < 2 || text[:2] != "#!" {
 		return false, false, true
 	}
-	_, noWrites, _, errMsg := parseShebang(text)
-	return true, noWrites, errMsg == ""
+	_, flags, errMsg := parseShebang(text)
+	return true, flags&scriptFlagNoWrites != 0, errMsg == ""
 }

@@ -28,8 +28,9 @@ import (
 //
 // The stream is one for every replica: each write the AOF records (the one
 // propagation point, Server.propagate, with the same rewrites: absolute
-// deadlines, effects of scripts, EXEC and scripts wrapped in MULTI/EXEC,
-// SELECT when the database changes) is encoded once and appended to the
+// deadlines, effects of scripts, a command's several writes wrapped in
+// MULTI/EXEC, SELECT when the database changes; and PUBLISH, which the AOF
+// does not keep) is encoded once and appended to the
 // backlog (repl-backlog-size bytes of history, for PSYNC continuations) and to
 // every replica's outbox. The offset counts the stream's bytes since the
 // replication ID was made.
@@ -161,8 +162,10 @@ func (s *Server) isReplica() bool { return s.cfg.Repl.MasterHost != "" }
 // replFeed appends one propagated write to the stream. Runs on the executor.
 func (s *Server) replFeed(db *DB, args [][]byte) {
 	rs := &s.repl
-	if rs.applying || rs.backlog == nil {
-		return // a replica passes its master's stream on as it came (replProxy)
+	if rs.applying || rs.backlog == nil || s.isReplica() {
+		// a replica passes its master's stream on as it came (replProxy), and
+		// nothing else: not the writes of its own clients (replica-read-only no)
+		return
 	}
 	e := &rs.enc
 	if e.wrapDepth > 0 && !e.wrapOpen {
@@ -177,7 +180,7 @@ func (s *Server) replFeed(db *DB, args [][]byte) {
 	}
 }
 
-// replWrap brackets EXEC and scripts with MULTI/EXEC in the stream.
+// replWrap brackets a unit of several writes with MULTI/EXEC in the stream.
 func (s *Server) replWrap(begin bool) {
 	e := &s.repl.enc
 	if begin {
@@ -245,6 +248,7 @@ func (s *Server) ensureBacklog() {
 	if !rs.hooked {
 		rs.hooked = true
 		s.hooks = append(s.hooks, s.replFeed)
+		s.replHooks = append(s.replHooks, s.replFeed)
 		s.wrapHooks = append(s.wrapHooks, s.replWrap)
 		s.configHooks = append(s.configHooks, s.replConfigChanged)
 	}
@@ -798,6 +802,7 @@ func infoReplication(s *Server) [][2]string {
 		f = append(f, s.replicaInfo()...) // replication_replica.go
 	}
 	f = append(f, [2]string{"connected_slaves", strconv.Itoa(len(rs.replicas))})
+	f = append(f, s.infoGoodReplicas()...) // replication_guard.go
 	now := s.clock.Now()
 	for i, r := range rs.replicas {
 		lag := int64(0)

@@ -31,13 +31,27 @@ type ReplConfig struct {
 	ReadWrite bool
 	// Priority is replica-priority (-1 means 0: never promoted; 0 the default, 100).
 	Priority int
+	// MinReplicasToWrite and MinReplicasMaxLag are min-replicas-to-write and
+	// min-replicas-max-lag (seconds; -1 means 0, 0 the default, 10): writes are
+	// refused NOREPLICAS unless that many replicas acknowledged within the lag
+	// (replication_guard.go).
+	MinReplicasToWrite int
+	MinReplicasMaxLag  int
+	// NoServeStale is replica-serve-stale-data no: a replica whose link is
+	// down answers MASTERDOWN to the commands not flagged stale.
+	NoServeStale bool
 }
 
 func init() {
 	for _, name := range []string{"repl-backlog-size", "repl-diskless-sync", "repl-diskless-sync-delay",
 		"repl-ping-replica-period", "repl-timeout", "replica-read-only", "masterauth", "masteruser",
-		"replica-priority"} {
+		"replica-priority", "min-replicas-to-write", "min-replicas-max-lag", "replica-serve-stale-data"} {
 		runtimeSettable[name] = true
+	}
+	for alias, name := range replAliases {
+		if runtimeSettable[name] {
+			runtimeSettable[alias] = true
+		}
 	}
 }
 
@@ -45,6 +59,8 @@ func init() {
 var replAliases = map[string]string{
 	"slaveof": "replicaof", "slave-read-only": "replica-read-only",
 	"repl-ping-slave-period": "repl-ping-replica-period", "slave-priority": "replica-priority",
+	"min-slaves-to-write": "min-replicas-to-write", "min-slaves-max-lag": "min-replicas-max-lag",
+	"slave-serve-stale-data": "replica-serve-stale-data",
 }
 
 func (r *ReplConfig) backlogSize() int64 {
@@ -138,10 +154,31 @@ func (r *ReplConfig) set(name, val string) (handled bool, err error) {
 		if err == nil && r.Priority == 0 {
 			r.Priority = -1
 		}
+	case "min-replicas-to-write":
+		r.MinReplicasToWrite, err = intConfig(val, 0, math.MaxInt32)
+	case "min-replicas-max-lag":
+		r.MinReplicasMaxLag, err = intConfig(val, 0, math.MaxInt32)
+		if err == nil && r.MinReplicasMaxLag == 0 {
+			r.MinReplicasMaxLag = -1
+		}
+	case "replica-serve-stale-data":
+		var yes bool
+		yes, err = parseYesNo(val)
+		r.NoServeStale = err == nil && !yes
 	default:
 		return false, nil
 	}
 	return true, err
+}
+
+func (r *ReplConfig) minReplicasMaxLag() int {
+	switch {
+	case r.MinReplicasMaxLag == 0:
+		return 10
+	case r.MinReplicasMaxLag < 0:
+		return 0
+	}
+	return r.MinReplicasMaxLag
 }
 
 // params adds CONFIG GET's replication entries.
@@ -156,6 +193,9 @@ func (r *ReplConfig) params(p map[string]func() string) {
 	p["repl-timeout"] = func() string { return strconv.Itoa(r.timeout()) }
 	p["replica-read-only"] = func() string { return yesNo[!r.ReadWrite] }
 	p["replica-priority"] = func() string { return strconv.Itoa(r.priority()) }
+	p["min-replicas-to-write"] = func() string { return strconv.Itoa(r.MinReplicasToWrite) }
+	p["min-replicas-max-lag"] = func() string { return strconv.Itoa(r.minReplicasMaxLag()) }
+	p["replica-serve-stale-data"] = func() string { return yesNo[!r.NoServeStale] }
 	for alias, name := range replAliases {
 		if get := p[name]; get != nil {
 			p[alias] = get

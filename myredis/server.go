@@ -49,7 +49,9 @@ type Server struct {
 	// messages into its replies)
 	runningClient *Client
 	stats         stats
-	hooks         []func(db *DB, args [][]byte) // propagation listeners (AOF)
+	hooks         []func(db *DB, args [][]byte) // propagation listeners (AOF, replicas)
+	unit          propUnit                      // the running command's propagated writes (propagate.go)
+	replHooks     []func(db *DB, args [][]byte) // listeners of the writes for replicas only (PUBLISH)
 	par           dataLock                      // --workers N > 1 only (workers.go)
 
 	lruClock     atomic.Int64                 // unix ms, renewed as each batch starts: keys' access time (atomic: --workers runs batches at once)
@@ -393,20 +395,6 @@ func (s *Server) activeExpireLoop() {
 				return
 			}
 		}
-	}
-}
-
-// propagate hands a write to the listeners (the AOF). Runs on the executor.
-func (s *Server) propagate(db *DB, args [][]byte) {
-	for _, h := range s.hooks {
-		h(db, args)
-	}
-}
-
-// propagateExpired records the deletion of an expired key as a DEL.
-func (s *Server) propagateExpired(db *DB, key string) {
-	if len(s.hooks) > 0 {
-		s.propagate(db, [][]byte{[]byte("DEL"), []byte(key)})
 	}
 }
 
