@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"embed"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"waitroom/queue"
 )
@@ -123,9 +125,7 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 		render(w, http.StatusNotFound, "index.html", d)
 		return
 	}
-	ctx, cancel := s.withStore(r)
-	defer cancel()
-	b := rm.eng.CurrentSettings(ctx).Branding // the cached value when the store is down
+	b := s.branding(r, rm)
 	d.Queue, d.Title = name, name
 	if b.Title != "" && queue.ValidTitle(b.Title) == nil {
 		d.Title = b.Title
@@ -147,13 +147,23 @@ func (s *Server) theme(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	ctx, cancel := s.withStore(r)
-	defer cancel()
-	css := themeCSS(rm.eng.CurrentSettings(ctx).Branding)
+	css := themeCSS(s.branding(r, rm))
 	w.Header().Set("Content-Type", "text/css; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Write([]byte(css))
+}
+
+// pageStoreWait bounds how long a page view waits for the store.
+const pageStoreWait = 500 * time.Millisecond
+
+// branding is the queue's branding for its page: as read at most one period
+// ago, or as last read when the store does not answer within pageStoreWait
+// (the page is drawn all the same, and says itself that it cannot join).
+func (s *Server) branding(r *http.Request, rm *room) queue.Branding {
+	ctx, cancel := context.WithTimeout(r.Context(), min(s.cfg.StoreTimeout, pageStoreWait))
+	defer cancel()
+	return rm.eng.CurrentSettings(ctx).Branding
 }
 
 // themeCSS is the stylesheet of a queue's colours; a colour that is not a

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -171,4 +172,27 @@ func TestBrandingDefaults(t *testing.T) {
 	assert.Contains(t, r.header.Get("Content-Security-Policy"), "img-src 'self' data: http://127.0.0.1:9/l.svg;")
 	css := e.do("GET", "/q/"+q+"/theme.css", "", "")
 	assert.Contains(t, css.raw, "--on-page: #ffffff;")
+}
+
+// TestPageStoreDown: with the store unreachable the page is still drawn, in
+// the visitor's language and with the branding last read; it says itself
+// that it cannot join (the API answers 503).
+func TestPageStoreDown(t *testing.T) {
+	st := storetest.Start(t)
+	proxy := storetest.NewProxy(t, st.Addr)
+	q := uniq("brand-down")
+	e := newEnv(t, proxy.Addr(), envOpt{}, queueConf{name: q, set: queue.Settings{Branding: queue.Branding{
+		Title: "Sale", PrimaryColor: "#123456"}}})
+	require.Contains(t, e.do("GET", "/q/"+q, "", "").raw, "<title>Waiting room · Sale</title>")
+	proxy.Down()
+	time.Sleep(200 * time.Millisecond) // past the period (50 ms): the page asks the store again
+	start := time.Now()
+	r := e.do("GET", "/q/"+q, "", "", "Accept-Language", "ja")
+	t.Logf("page with the store down: %v", time.Since(start))
+	require.Equal(t, http.StatusOK, r.code)
+	assert.Contains(t, r.raw, "<title>順番待ち · Sale</title>")
+	css := e.do("GET", "/q/"+q+"/theme.css", "", "")
+	require.Equal(t, http.StatusOK, css.code)
+	assert.Contains(t, css.raw, "--accent: #123456;")
+	proxy.Up()
 }
