@@ -247,6 +247,12 @@ func TestGeoSearchFindsNeighbours(t *testing.T) {
 			radius:   rapid.Float64Range(0, 3000).Draw(t, "radius"),
 			toMeters: 1000,
 		}
+		if s.lon == 180 {
+			// A centre on the grid's upper edge overflows its cell: Redis 7.0.15
+			// does not find a point at lon -180 from lon 180 either (GEOADD k -180
+			// 1 p; GEOSEARCH k FROMLONLAT 180 1 BYRADIUS 1 km is empty).
+			return
+		}
 		found := map[string]bool{}
 		for _, h := range geoSearch(z, &s, 0) {
 			if found[h.member] {
@@ -255,6 +261,13 @@ func TestGeoSearchFindsNeighbours(t *testing.T) {
 			found[h.member] = true
 		}
 		z.Range(0, z.Len(), false, func(it zItem) bool {
+			if it.score >= 1<<52 {
+				// lon 180 or the top latitude: past the grid, in no cell the
+				// search visits; Redis 7.0.15 misses them too (GEOADD k 180
+				// 0.9999994591429768 p; GEOSEARCH k FROMLONLAT 162.99609375 1
+				// BYRADIUS 1890.9921875 km finds nothing there either).
+				return true
+			}
 			lon, lat := geoDecodeScore(it.score)
 			in := geoDistance(s.lon, s.lat, lon, lat) <= s.radius*1000
 			if in != found[it.member] {
