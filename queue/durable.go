@@ -14,8 +14,8 @@ import (
 // counts the writes of its own connection). The script's reply is returned
 // whatever WAIT says: its writes are done on the master and cannot be taken
 // back; a WAIT that saw fewer replicas than asked (a replica down, a slow
-// link) is counted in Engine.WaitShort, and the write may then be lost if the
-// master dies before its replicas get it.
+// link) is counted in WaitShort and logged ("WAIT short", with the operation),
+// and the write may then be lost if the master dies before its replicas get it.
 
 // waitShort counts WAITs answered with fewer replicas than asked, all engines.
 var waitShort atomic.Int64
@@ -25,7 +25,7 @@ func WaitShort() int64 { return waitShort.Load() }
 
 // scriptThenWait runs the script (EVALSHA, then EVAL when the store does not
 // have it, as after a failover) followed by WAIT on the same connection.
-func (e *Engine) scriptThenWait(ctx context.Context, argv []any) *redis.Cmd {
+func (e *Engine) scriptThenWait(ctx context.Context, op string, argv []any) *redis.Cmd {
 	keys := e.k.scriptKeys()
 	ms := e.opt.WaitTimeout.Milliseconds()
 	run := func(eval bool) (*redis.Cmd, *redis.Cmd) {
@@ -46,6 +46,7 @@ func (e *Engine) scriptThenWait(ctx context.Context, argv []any) *redis.Cmd {
 	}
 	if n, err := wait.Int(); cmd.Err() == nil && (err != nil || n < e.opt.WaitReplicas) {
 		waitShort.Add(1)
+		e.log.Warn("WAIT short", "op", op, "replicas", n, "want", e.opt.WaitReplicas, "err", err)
 	}
 	return cmd
 }

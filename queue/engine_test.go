@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -234,6 +235,46 @@ func TestEnterExactlyOnce(t *testing.T) {
 		require.NoError(t, err)
 		_, _, err = e.Enter(bg, st.Pass)
 		require.ErrorIs(t, err, ErrPassExpired, "after the session ended")
+	})
+}
+
+// A retry of Enter with the idempotency key of the call that entered (its
+// answer lost, e.g. in a failover) gets the same session; every other call
+// with the used pass, with another key or none, is refused as used.
+func TestEnterKeyRetry(t *testing.T) {
+	forEachStore(t, func(t *testing.T, tg target) {
+		rdb := tg.client(4)
+		defer rdb.Close()
+		e := newEngine(t, rdb, testQueue(t), Options{Defaults: Settings{Slot: 1}})
+		u, _ := e.Join(bg, "")
+		_, err := e.Round(bg)
+		require.NoError(t, err)
+		st, err := e.Status(bg, u.Ticket)
+		require.NoError(t, err)
+		require.Equal(t, StateAdmitted, st.State)
+
+		_, _, err = e.EnterKey(bg, st.Pass, "bad key")
+		require.ErrorIs(t, err, ErrBadKey)
+		_, _, err = e.EnterKey(bg, st.Pass, strings.Repeat("k", MaxIdempotencyKey+1))
+		require.ErrorIs(t, err, ErrBadKey)
+
+		session, deadline, err := e.EnterKey(bg, st.Pass, "try-1")
+		require.NoError(t, err)
+		again, deadline2, err := e.EnterKey(bg, st.Pass, "try-1")
+		require.NoError(t, err, "the same key: the first call's answer again")
+		require.Equal(t, session, again)
+		require.Equal(t, deadline, deadline2)
+		_, _, err = e.EnterKey(bg, st.Pass, "try-2")
+		require.ErrorIs(t, err, ErrPassUsed, "another key")
+		_, _, err = e.Enter(bg, st.Pass)
+		require.ErrorIs(t, err, ErrPassUsed, "no key")
+		_, err = e.Heartbeat(bg, again)
+		require.NoError(t, err, "the retry's session token is the session's")
+
+		_, err = e.ReleaseSession(bg, session)
+		require.NoError(t, err)
+		_, _, err = e.EnterKey(bg, st.Pass, "try-1")
+		require.ErrorIs(t, err, ErrPassExpired, "after the session ended, the key enters nothing")
 	})
 }
 

@@ -26,7 +26,7 @@ func (e *Engine) script(ctx context.Context, op string, args ...any) *redis.Cmd 
 	argv := append([]any{e.k.prefix, d.Slot, d.Session.Milliseconds(), d.TicketTTL.Milliseconds(),
 		d.MaxSession.Milliseconds(), op}, args...)
 	if e.opt.WaitReplicas > 0 {
-		return e.scriptThenWait(ctx, argv) // durable.go
+		return e.scriptThenWait(ctx, op, argv) // durable.go
 	}
 	return waitroomScript.Run(ctx, e.rdb, e.k.scriptKeys(), argv...)
 }

@@ -33,7 +33,26 @@ var (
 	// ErrEntered: the ticket's admission was entered; only the session token
 	// that Enter returned may end it.
 	ErrEntered = errors.New("queue: the session was entered; release it with its session token")
+	// ErrBadKey: an idempotency key that is not 1-64 visible ASCII characters.
+	ErrBadKey = errors.New("queue: an idempotency key is 1-64 visible ASCII characters")
 )
+
+// MaxIdempotencyKey is the longest idempotency key EnterKey takes.
+const MaxIdempotencyKey = 64
+
+// IdempotencyKeyOK tells whether key may be given to EnterKey: empty (none),
+// or 1-64 visible ASCII characters.
+func IdempotencyKeyOK(key string) bool {
+	if len(key) > MaxIdempotencyKey {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i] <= ' ' || key[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
 
 // Status is what a ticket holder is told.
 type Status struct {
@@ -194,11 +213,24 @@ func (e *Engine) Statuses(ctx context.Context, ids []string) ([]Status, error) {
 // admission that is over, or of an earlier admission of the same ticket,
 // gives ErrPassExpired, a forged one ErrForged.
 func (e *Engine) Enter(ctx context.Context, pass string) (session string, deadline time.Time, err error) {
+	return e.EnterKey(ctx, pass, "")
+}
+
+// EnterKey is Enter with an idempotency key (IdempotencyKeyOK): a call with
+// the key of the call that entered the pass succeeds again, with the same
+// session token, instead of ErrPassUsed. A caller whose Enter went
+// unanswered (the store failed over after consuming the pass, a timeout)
+// retries with the same key and gets its session; anyone else holding the
+// pass still gets ErrPassUsed. An empty key is Enter.
+func (e *Engine) EnterKey(ctx context.Context, pass, key string) (session string, deadline time.Time, err error) {
+	if !IdempotencyKeyOK(key) {
+		return "", time.Time{}, ErrBadKey
+	}
 	id, nonce, ok := e.sig.verifyAdmission(domainPass, pass)
 	if !ok {
 		return "", time.Time{}, ErrForged
 	}
-	res, err := e.script(ctx, "enter", id, nonce).Slice()
+	res, err := e.script(ctx, "enter", id, nonce, key).Slice()
 	if err != nil {
 		return "", time.Time{}, err
 	}

@@ -131,7 +131,7 @@ func startInstance(t *testing.T, name, storeURL string, args ...string) *instanc
 var client = &http.Client{Timeout: 3 * time.Second}
 
 // call makes one API call; code 0 means the instance did not answer.
-func call(base, method, path, token, body string) (int, map[string]any) {
+func call(base, method, path, token, body string, hdr ...string) (int, map[string]any) {
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -142,6 +142,9 @@ func call(base, method, path, token, body string) (int, map[string]any) {
 	}
 	if method == "POST" || method == "PUT" {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
 	}
 	resp, err := client.Do(req)
 	if err != nil {

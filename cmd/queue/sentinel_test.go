@@ -68,9 +68,9 @@ type failoverReport struct {
 
 func (r failoverReport) String() string {
 	return fmt.Sprintf("users %d, joined %d, done %d; lost %d, admitted twice %d, cap overshoot %d (max active %d, slot %d); "+
-		"admissions before the kill %d, after %d; failover %.1fs",
+		"admissions before the kill %d, after %d; failover %.1fs; WAITs short of a replica %d",
 		r.users, r.joined, r.done, r.lost, r.admittedTwice, max(r.maxActive-r.slot, 0), r.maxActive, r.slot,
-		r.admittedBeforeKill, r.admittedAfter, r.failoverSeconds)
+		r.admittedBeforeKill, r.admittedAfter, r.failoverSeconds, r.waitShortLogs)
 }
 
 func TestQueueSurvivesStoreFailover(t *testing.T) {
@@ -128,13 +128,21 @@ func TestQueueSurvivesStoreFailover(t *testing.T) {
 		}
 	}()
 
-	// do calls a random instance until one answers (the store may be failing over).
-	do := func(method, path, token, body string) (int, map[string]any) {
+	// do calls a random instance until one answers (the store may be failing
+	// over); a call that needed retries is noted in trace.
+	do := func(trace *[]string, method, path, token, body string, hdr ...string) (int, map[string]any) {
+		var failed []int
+		defer func() {
+			if len(failed) > 0 {
+				*trace = append(*trace, fmt.Sprintf("%s %s: answers %v before the last", method, path[len(api):], failed))
+			}
+		}()
 		for attempt := 0; attempt < 200; attempt++ {
-			code, m := call(ins[rand.IntN(len(ins))].url, method, path, token, body)
+			code, m := call(ins[rand.IntN(len(ins))].url, method, path, token, body, hdr...)
 			if code != 0 && code < 500 {
 				return code, m
 			}
+			failed = append(failed, code)
 			time.Sleep(50 * time.Millisecond)
 		}
 		return 0, nil
@@ -145,7 +153,8 @@ func TestQueueSurvivesStoreFailover(t *testing.T) {
 	type outcome struct {
 		joined, done, lost bool
 		passes             map[string]bool
-		last               string // the last answer, for a lost user
+		last               string   // the last answer, for a lost user
+		trace              []string // calls that were retried, for a lost user
 	}
 	outcomes := make([]outcome, users)
 	var wg sync.WaitGroup
@@ -156,28 +165,32 @@ func TestQueueSurvivesStoreFailover(t *testing.T) {
 			o := &outcomes[i]
 			o.passes = map[string]bool{}
 			time.Sleep(time.Duration(i*20) * time.Millisecond) // arrivals spread over the run
-			code, j := do("POST", api+"/join", "", `{}`)
+			code, j := do(&o.trace, "POST", api+"/join", "", `{}`)
 			if code != 200 {
 				return // never told it was in line: not a lost user
 			}
 			o.joined = true
 			ticket := str(j, "ticket")
 			for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); {
-				code, s := do("GET", api+"/status", ticket, "")
+				code, s := do(&o.trace, "GET", api+"/status", ticket, "")
 				switch {
 				case code == 200 && str(s, "state") == "admitted":
 					if !o.passes[str(s, "pass")] {
 						o.passes[str(s, "pass")] = true
 						admitted.Add(1)
 					}
-					code, in := do("POST", api+"/enter", "", `{"pass":"`+str(s, "pass")+`"}`)
+					// The site's retries of one enter share its key: a retry
+					// after an answer lost in the failover (the pass consumed
+					// and replicated, the reply cut off) gets the session.
+					key := fmt.Sprintf("user-%d-pass-%d", i, len(o.passes))
+					code, in := do(&o.trace, "POST", api+"/enter", "", `{"pass":"`+str(s, "pass")+`"}`, "Idempotency-Key", key)
 					if code != 200 {
 						o.last = fmt.Sprintf("enter: %d %v", code, in)
 						time.Sleep(50 * time.Millisecond)
 						continue // e.g. the admission was lost with the master: poll again
 					}
 					time.Sleep(time.Duration(50+rand.IntN(100)) * time.Millisecond)
-					do("POST", api+"/release", str(in, "session"), "")
+					do(&o.trace, "POST", api+"/release", str(in, "session"), "")
 					o.done = true
 					return
 				case code == 200:
@@ -207,6 +220,14 @@ func TestQueueSurvivesStoreFailover(t *testing.T) {
 
 	r := failoverReport{users: users, slot: slot, maxActive: maxActive.Load(), failoverSeconds: failover.Seconds(),
 		admittedBeforeKill: killedAt.Load(), admittedAfter: admitted.Load() - killedAt.Load()}
+	for _, in := range ins {
+		for _, line := range strings.Split(in.log.String(), "\n") {
+			if strings.Contains(line, "WAIT short") {
+				r.waitShortLogs++
+				t.Logf("%s: %s", in.name, line)
+			}
+		}
+	}
 	for _, o := range outcomes {
 		switch {
 		case !o.joined:
@@ -214,7 +235,7 @@ func TestQueueSurvivesStoreFailover(t *testing.T) {
 			continue
 		case o.lost:
 			r.lost++
-			t.Logf("lost user: %s (passes %v)", o.last, o.passes)
+			t.Logf("lost user: %s (passes %v; retried calls %q)", o.last, o.passes, o.trace)
 		}
 		r.joined++
 		if o.done {

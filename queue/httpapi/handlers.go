@@ -311,6 +311,8 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 }
 
 // enter: POST /v1/queues/{q}/enter {"pass"}, called by the protected site.
+// With an Idempotency-Key header, a retry with the key of the call that
+// entered the pass gets the same session again (200), not 409.
 // The pass works once, for its admission only; the answer carries the
 // session token, the only credential for heartbeat and release of the
 // entered session.
@@ -329,9 +331,14 @@ func (s *Server) enter(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, `field "pass" is required`)
 		return
 	}
+	key := r.Header.Get("Idempotency-Key")
+	if !queue.IdempotencyKeyOK(key) {
+		writeError(w, http.StatusBadRequest, "Idempotency-Key is 1-64 visible ASCII characters")
+		return
+	}
 	ctx, cancel := s.withStore(r)
 	defer cancel()
-	session, deadline, err := rm.eng.Enter(ctx, req.Pass)
+	session, deadline, err := rm.eng.EnterKey(ctx, req.Pass, key)
 	if err != nil {
 		s.fail(w, r, "enter", err)
 		return

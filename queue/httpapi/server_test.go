@@ -401,9 +401,22 @@ func TestEnter(t *testing.T) {
 	assertError(t, e.do("POST", path, "", `{"pass":`), 400)
 	assertError(t, e.do("GET", path, "", ``), 405)
 
-	// The second user's session ends before they arrive: 410.
+	// The second user's site retries its unanswered enter with the same
+	// Idempotency-Key: the same session again; another key, or none: 409.
 	pass2 := e.status(q, tickets[1]).str("pass")
-	require.Equal(t, 200, e.do("POST", "/v1/queues/"+q+"/release", tickets[1], "").code)
+	body2 := `{"pass":"` + pass2 + `"}`
+	assertError(t, e.do("POST", path, "", body2, "Idempotency-Key", "has space"), 400)
+	assertError(t, e.do("POST", path, "", body2, "Idempotency-Key", strings.Repeat("k", 65)), 400)
+	first := e.do("POST", path, "", body2, "Idempotency-Key", "site-try-7")
+	require.Equal(t, 200, first.code, first.raw)
+	retry := e.do("POST", path, "", body2, "Idempotency-Key", "site-try-7")
+	require.Equal(t, 200, retry.code, retry.raw)
+	assert.Equal(t, first.str("session"), retry.str("session"))
+	assertError(t, e.do("POST", path, "", body2, "Idempotency-Key", "site-try-8"), 409)
+	assertError(t, e.do("POST", path, "", body2), 409)
+
+	// The second user's session ends before the site tries again: 410.
+	require.Equal(t, 200, e.do("POST", "/v1/queues/"+q+"/release", first.str("session"), "").code)
 	r := e.do("POST", path, "", `{"pass":"`+pass2+`"}`)
 	assertError(t, r, 410)
 	assert.Equal(t, "expired", r.str("state"))

@@ -12,7 +12,8 @@
 -- Per-ticket keys are built from the prefix; they share the queue's hash tag,
 -- so they live in the same cluster slot as KEYS.
 --   <prefix>t:<id>     hash  u user id, n admission nonce, a admitted at (ms),
---                            e entered at (ms), x end reason. Lives 2 ticket TTLs
+--                            e entered at (ms), k the enter's idempotency key,
+--                            x end reason. Lives 2 ticket TTLs
 --                            while waiting (refreshed by polls), session + 1 ticket
 --                            TTL once admitted, max(ticket TTL, 1 min) as a tombstone once over
 --   <prefix>user:<u>   string ticket of user u; same life as the ticket's hash
@@ -289,14 +290,21 @@ function ops.status(s, now)
   return out
 end
 
--- enter(id, nonce) -> {'ok', deadline} | {'used'} | {'expired'}
+-- enter(id, nonce, key) -> {'ok', deadline} | {'used'} | {'expired'}
+-- key (may be empty) is the caller's idempotency key: an enter that repeats
+-- the first one's key is answered 'ok' again (a retry whose first answer was
+-- lost), any other enter of a used pass 'used'.
 function ops.enter(s, now)
-  local id, nonce = ARGV[7], ARGV[8]
+  local id, nonce, key = ARGV[7], ARGV[8], ARGV[9] or ''
   local h = tkey(id)
   local dl = tonumber(redis.call('ZSCORE', KEYS[3], id) or 0)
   if dl <= now or redis.call('HGET', h, 'n') ~= nonce then return {'expired'} end
-  if redis.call('HGET', h, 'e') then return {'used'} end
+  if redis.call('HGET', h, 'e') then
+    if key ~= '' and redis.call('HGET', h, 'k') == key then return {'ok', dl} end
+    return {'used'}
+  end
   redis.call('HSET', h, 'e', now)
+  if key ~= '' then redis.call('HSET', h, 'k', key) end
   return {'ok', dl}
 end
 
