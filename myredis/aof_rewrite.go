@@ -158,7 +158,7 @@ func (a *aof) capture(rw *rewrite, db *DB, key string, whole bool) int {
 		return 1 // expired: its DEL, if any, is in the buffer
 	}
 	it := snapItem{db: db.id, key: key, expireAt: at}
-	switch v := e.val.(type) {
+	switch v := e.value().(type) {
 	case []byte:
 		it.isString, it.str = true, v
 	case *hashValue:

@@ -68,8 +68,8 @@ func dump(s *Server) []string {
 				if db.isExpired(key, now) {
 					return
 				}
-				val := fmt.Sprintf("%q", e.val)
-				switch v := e.val.(type) {
+				val := fmt.Sprintf("%q", e.value())
+				switch v := e.value().(type) {
 				case *zset:
 					val = fmt.Sprint(v.Items(0, v.Len(), false))
 				case *setValue:

@@ -20,7 +20,7 @@ import (
 func (x *Ctx) writableString(e *entry, b []byte) []byte {
 	if x.s.beforeWrite != nil {
 		b = append(make([]byte, 0, cap(b)), b...)
-		e.val = b
+		e.setValue(b)
 	}
 	return b
 }
@@ -53,7 +53,7 @@ func (x *Ctx) stringForBits(key string, maxbit uint64) (b []byte, dirty, ok bool
 		x.db.add(key, b)
 		return b, true, true
 	}
-	cur, isStr := e.val.([]byte)
+	cur, isStr := e.str()
 	if !isStr {
 		x.wrongType()
 		return nil, false, false
@@ -62,7 +62,7 @@ func (x *Ctx) stringForBits(key string, maxbit uint64) (b []byte, dirty, ok bool
 		return x.writableString(e, cur), false, true
 	}
 	b = growZero(cur, need)
-	e.val = b
+	e.setValue(b)
 	return b, true, true
 }
 

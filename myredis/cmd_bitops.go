@@ -226,7 +226,7 @@ func cmdBitop(x *Ctx) {
 			srcs = append(srcs, nil)
 			continue
 		}
-		b, isStr := e.val.([]byte)
+		b, isStr := e.str()
 		if !isStr {
 			x.wrongType()
 			return

@@ -56,7 +56,7 @@ func cmdDump(x *Ctx) {
 		x.w.Null()
 		return
 	}
-	p, ok := dumpPayload(e.val)
+	p, ok := dumpPayload(e.value())
 	if !ok {
 		x.err(msgDumpUnsupported)
 		return

@@ -58,7 +58,7 @@ func cmdExists(x *Ctx) {
 
 // typeName is what TYPE and SCAN TYPE call a value.
 func typeName(e *entry) string {
-	switch v := e.val.(type) {
+	switch v := e.value().(type) {
 	case []byte:
 		return "string"
 	case interface{ typeName() string }:
@@ -351,7 +351,7 @@ func (x *Ctx) rename(nx bool) {
 		return
 	}
 	when, hasTTL := x.db.deadline(src)
-	val := e.val
+	val := e.value()
 	x.db.delete(src)
 	x.db.delete(dst) // as Redis: the old destination goes, the key is added anew
 	x.db.set(dst, val, false)

@@ -31,7 +31,7 @@ func (x *Ctx) hllSparseMaxBytes() int64 { return x.s.cfg.hllSparseMaxBytes() }
 // hllOf checks that e holds a valid HLL (a string with its header), writing
 // WRONGTYPE if not.
 func (x *Ctx) hllOf(e *entry) ([]byte, bool) {
-	b, isStr := e.val.([]byte)
+	b, isStr := e.str()
 	if !isStr {
 		x.wrongType()
 		return nil, false
@@ -66,7 +66,7 @@ func cmdPfadd(x *Ctx) {
 		case 1:
 			updated++
 		case -1: // what changed before stays, unpropagated, as in Redis
-			e.val = b
+			e.setValue(b)
 			x.err(msgHLLCorrupt)
 			return
 		}
@@ -79,7 +79,7 @@ func cmdPfadd(x *Ctx) {
 	if e == nil {
 		x.db.add(key, b)
 	} else {
-		e.val = b
+		e.setValue(b)
 		x.db.modified(key)
 	}
 	x.dirty(updated)
@@ -170,7 +170,8 @@ func cmdPfmerge(x *Ctx) {
 	if e == nil {
 		b = newHLL()
 	} else {
-		b = x.writableString(e, e.val.([]byte)) // checked as a source above
+		cur, _ := e.str() // checked as a source above
+		b = x.writableString(e, cur)
 	}
 	if useDense {
 		var ok bool
@@ -189,7 +190,7 @@ func cmdPfmerge(x *Ctx) {
 	if e == nil {
 		x.db.add(key, b)
 	} else {
-		e.val = b
+		e.setValue(b)
 		x.db.modified(key)
 	}
 	x.dirty(1)
@@ -252,7 +253,7 @@ func (x *Ctx) pfdebugToDense(e *entry, key string, b []byte) ([]byte, bool) {
 		x.err(msgHLLCorrupt)
 		return nil, false
 	}
-	e.val = d
+	e.setValue(d)
 	x.db.modified(key)
 	x.dirty(1)
 	return d, true

@@ -110,7 +110,7 @@ func cmdObject(x *Ctx) {
 	}
 	switch sub {
 	case "encoding":
-		x.w.BulkString(x.s.encodingOf(e.val))
+		x.w.BulkString(x.s.encodingOf(e.value()))
 	case "freq": // evict.go
 		if !x.s.ev.lfu {
 			x.err(msgLFUNotPolicy)
@@ -124,7 +124,7 @@ func cmdObject(x *Ctx) {
 		}
 		x.w.Int(int64(x.s.idleMs(e) / 1000))
 	case "refcount":
-		x.w.Int(refcount(e.val, x.s.ev.sharedInts))
+		x.w.Int(refcount(e.value(), x.s.ev.sharedInts))
 	}
 }
 
@@ -172,7 +172,7 @@ func cmdCopy(x *Ctx) {
 		x.w.Int(0)
 		return
 	}
-	val, ok := copyOf(e.val)
+	val, ok := copyOf(e.value())
 	if !ok {
 		x.err("ERR COPY of this type is not supported")
 		return
@@ -225,7 +225,7 @@ func cmdMove(x *Ctx) {
 		return
 	}
 	when, hasTTL := x.db.deadline(key)
-	val := e.val
+	val := e.value()
 	x.db.delete(key)
 	dst.add(key, val)
 	if hasTTL {

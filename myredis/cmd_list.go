@@ -79,7 +79,7 @@ func servesList(db *DB, key string) bool {
 	if e == nil {
 		return false
 	}
-	l, ok := e.val.(*list)
+	l, ok := e.value().(*list)
 	return ok && l.Len() > 0
 }
 

@@ -153,7 +153,7 @@ func (x *Ctx) sortSource(key string) (elems []string, isSet, ordered, ok bool) {
 	if e == nil {
 		return nil, false, true, true
 	}
-	switch v := e.val.(type) {
+	switch v := e.value().(type) {
 	case *setValue:
 		return v.members(), true, false, true
 	case *zset:
@@ -309,13 +309,13 @@ func (x *Ctx) sortLookup(pattern []byte, elem string) (v []byte, found bool) {
 		return nil, false
 	}
 	if field != nil {
-		h, isHash := e.val.(*hashValue)
+		h, isHash := e.value().(*hashValue)
 		if !isHash {
 			return nil, false
 		}
 		return h.get(field)
 	}
-	s, isString := e.val.([]byte)
+	s, isString := e.str()
 	return s, isString
 }
 

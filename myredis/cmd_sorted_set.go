@@ -728,7 +728,7 @@ func servesZSet(db *DB, key string) bool {
 	if e == nil {
 		return false
 	}
-	_, ok := e.val.(*zset)
+	_, ok := e.value().(*zset)
 	return ok
 }
 

@@ -1018,7 +1018,7 @@ func servesXread(db *DB, key string, args [][]byte) bool {
 	e := db.peek(key)
 	var s *stream
 	if e != nil {
-		s, _ = e.val.(*stream)
+		s, _ = e.value().(*stream)
 	}
 	if s == nil {
 		return group != nil
@@ -1046,7 +1046,7 @@ func (db *DB) signalStreamsGone() {
 			continue
 		}
 		if e := db.entry(dk.key); e != nil {
-			if _, ok := e.val.(*stream); ok {
+			if _, ok := e.value().(*stream); ok {
 				db.s.signalReady(db, dk.key)
 			}
 		}
@@ -1060,7 +1060,7 @@ func (x *Ctx) serveBlockedXread(a *xreadArgs) {
 	e := x.db.peek(key)
 	var s *stream
 	if e != nil {
-		s, _ = e.val.(*stream)
+		s, _ = e.value().(*stream)
 	}
 	if s == nil {
 		x.err(msgXreadgroupKeyGone)

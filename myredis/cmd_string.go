@@ -40,7 +40,7 @@ func (x *Ctx) getString(key string) (val []byte, found, ok bool) {
 		return nil, false, true
 	}
 	x.s.bump(&x.s.stats.keyspaceHits, 1)
-	b, isStr := e.val.([]byte)
+	b, isStr := e.str()
 	if !isStr {
 		x.wrongType()
 		return nil, true, false
@@ -55,7 +55,7 @@ func (x *Ctx) getStringForWrite(key string) (val []byte, found, ok bool) {
 	if e == nil {
 		return nil, false, true
 	}
-	b, isStr := e.val.([]byte)
+	b, isStr := e.str()
 	if !isStr {
 		x.wrongType()
 		return nil, true, false
@@ -346,7 +346,7 @@ func entryString(e *entry) ([]byte, bool) {
 	if e == nil {
 		return nil, false
 	}
-	b, ok := e.val.([]byte)
+	b, ok := e.str()
 	return b, ok
 }
 

@@ -49,7 +49,7 @@ func cmdSetrange(x *Ctx) {
 		x.w.Int(int64(len(b)))
 		return
 	}
-	cur, isStr := e.val.([]byte)
+	cur, isStr := e.str()
 	if !isStr {
 		x.wrongType()
 		return
@@ -64,7 +64,7 @@ func cmdSetrange(x *Ctx) {
 	var b []byte
 	if need := int(off) + len(val); need > len(cur) {
 		b = growZero(cur, need)
-		e.val = b
+		e.setValue(b)
 	} else {
 		b = x.writableString(e, cur)
 	}
@@ -179,7 +179,7 @@ func stringOrEmpty(e *entry) ([]byte, bool) {
 	if e == nil {
 		return nil, true
 	}
-	b, ok := e.val.([]byte)
+	b, ok := e.str()
 	return b, ok
 }
 

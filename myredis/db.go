@@ -1,15 +1,23 @@
 package myredis
 
 import (
+	"math"
 	"math/rand/v2"
+	"unsafe"
 )
 
 // entry is one key: its name, its value, its TTL and its bookkeeping, in one
-// 64-byte allocation. val is []byte for a string and *zset for a sorted set.
-// An entry stays the same object while its key exists (handlers hold it across
-// a command); it leaves the DB only through remove, flush or swapData.
+// 64-byte allocation. Its value (value, setValue) is a []byte for a string and
+// *zset, *hashValue... for the other types. An entry stays the same object while
+// its key exists (handlers hold it across a command); it leaves the DB only
+// through remove, flush or swapData.
 type entry struct {
-	key  string
+	key string
+	// val is the value, except that a string whose capacity is its length is
+	// kept as a strData (a pointer, which an interface holds without an
+	// allocation of its own) and slen: a []byte in an interface would cost a
+	// 24-byte header allocation per key. Strings with spare room (APPEND's) stay
+	// []byte, so that they keep it.
 	val  any
 	next *entry // the next entry in the same bucket (dict.go)
 	// when is the deadline in unix milliseconds when the key has a TTL, that is
@@ -22,6 +30,39 @@ type entry struct {
 	// size is what Redis would allocate for the key and its value, as last
 	// measured (memory.go): DB.used holds the sum.
 	size uint32
+	slen uint32 // the length of a strData string
+}
+
+// strData is the first byte of a string value stored without its slice header.
+type strData *byte
+
+// str returns the value if it is a string.
+func (e *entry) str() ([]byte, bool) {
+	switch v := e.val.(type) {
+	case strData:
+		return unsafe.Slice((*byte)(v), e.slen), true
+	case []byte:
+		return v, true
+	}
+	return nil, false
+}
+
+// value returns the value: a string as a []byte (that boxes it: the hot paths
+// use str), another type as it is.
+func (e *entry) value() any {
+	if b, ok := e.str(); ok {
+		return b
+	}
+	return e.val
+}
+
+// setValue stores val; see entry.val for how a string is kept.
+func (e *entry) setValue(val any) {
+	if b, ok := val.([]byte); ok && len(b) == cap(b) && len(b) <= math.MaxUint32 {
+		e.val, e.slen = strData(unsafe.SliceData(b)), uint32(len(b))
+		return
+	}
+	e.val, e.slen = val, 0
 }
 
 // hasTTL reports whether the key has a deadline (e.when).
@@ -126,7 +167,8 @@ func (db *DB) add(key string, val any) {
 }
 
 func (db *DB) insert(key string, val any) {
-	e := &entry{key: key, val: val, vpos: -1, lru: db.s.newLRU()}
+	e := &entry{key: key, vpos: -1, lru: db.s.newLRU()}
+	e.setValue(val)
 	db.dict.add(e)
 	db.measure(e) // memory.go
 	db.touch(key)
@@ -136,7 +178,8 @@ func (db *DB) insert(key string, val any) {
 // replaceEntry puts a new entry holding val, without TTL, in e's place; e
 // stays as it was for a reader outside the lock (--workers mode).
 func (db *DB) replaceEntry(e *entry, val any) *entry {
-	nu := &entry{key: e.key, val: val, vpos: -1, lru: e.lru, size: e.size}
+	nu := &entry{key: e.key, vpos: -1, lru: e.lru, size: e.size}
+	nu.setValue(val)
 	db.dict.replace(e, nu)
 	if e.hasTTL() {
 		db.volatile[e.vpos] = nu
@@ -156,12 +199,12 @@ func (db *DB) set(key string, val any, keepTTL bool) {
 	if e := db.dict.find(key); e != nil {
 		if db.s.par.on { // a reader outside the lock may hold e: leave it as it was
 			when, ttl := e.when, e.hasTTL()
-			e = db.replaceEntry(e, e.val)
+			e = db.replaceEntry(e, e.value())
 			if keepTTL && ttl {
 				db.addTTL(e, when)
 			}
 		}
-		e.val = val
+		e.setValue(val)
 		db.s.overwriteLRU(e) // evict.go
 		if !keepTTL {
 			db.dropTTL(e)

@@ -449,7 +449,7 @@ func TestHashRewrite(t *testing.T) {
 	src.Do("HSET", "h", "", "empty field", "f7", "\x00\r\n")
 	src.Do("HDEL", "h", "f3", "f140")
 	var enc []byte
-	src.submit(func() { enc = appendHashRewrite(nil, "h", src.dbs[0].entry("h").val.(*hashValue)) })
+	src.submit(func() { enc = appendHashRewrite(nil, "h", src.dbs[0].entry("h").value().(*hashValue)) })
 
 	dst := New(Config{})
 	t.Cleanup(func() { dst.Close() })

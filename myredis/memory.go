@@ -142,11 +142,19 @@ func (s *Server) valueMem(val any) int64 {
 	return robjBytes // a type without a model of its own yet
 }
 
+// entryValueMem is valueMem of e's value, without boxing a string.
+func (s *Server) entryValueMem(e *entry) int64 {
+	if b, ok := e.str(); ok {
+		return stringMem(b, s.ev.sharedInts)
+	}
+	return s.valueMem(e.val)
+}
+
 // --- keeping the sums (runs on the executor) ---
 
 // measure sets e's size from its key, TTL and value, adjusting the sums.
 func (db *DB) measure(e *entry) {
-	n := min(keyMem(len(e.key), e.hasTTL())+db.s.valueMem(e.val), math.MaxUint32)
+	n := min(keyMem(len(e.key), e.hasTTL())+db.s.entryValueMem(e), math.MaxUint32)
 	db.addUsed(n - int64(e.size))
 	e.size = uint32(n)
 }

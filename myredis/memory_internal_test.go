@@ -19,10 +19,10 @@ func checkAccounting(t *testing.T, s *Server) {
 			db.each(func(key string, e *entry) {
 				want := keyMem(len(key), e.hasTTL()) + s.valueMem(e.val)
 				if int64(e.size) != want {
-					t.Errorf("key %q (%T): size %d, measured afresh %d", key, e.val, e.size, want)
+					t.Errorf("key %q (%T): size %d, measured afresh %d", key, e.value(), e.size, want)
 				}
 				sum += int64(e.size)
-				checkPayload(t, key, e.val)
+				checkPayload(t, key, e.value())
 			})
 			if db.used != sum {
 				t.Errorf("db %d: used %d, entries sum to %d", db.id, db.used, sum)

@@ -174,12 +174,12 @@ func (s *Server) bgsaveEncode(bg *bgsave, db *DB, key string) int {
 		return 1
 	}
 	it := rdbItem{db: db.id, key: key, expireAt: at}
-	if v, ok := e.val.([]byte); ok {
+	if v, ok := e.str(); ok {
 		it.isString, it.str = true, v
 	} else {
 		w := rdbWriter{compress: bg.compress}
-		if !appendRDBKeyValue(&w, key, e.val, 0) {
-			bg.err = fmt.Errorf("rdb: no RDB encoding for a value of type %T (key %q)", e.val, key)
+		if !appendRDBKeyValue(&w, key, e.value(), 0) {
+			bg.err = fmt.Errorf("rdb: no RDB encoding for a value of type %T (key %q)", e.value(), key)
 			return 1
 		}
 		it.rec = w.b

@@ -121,8 +121,8 @@ func (s *Server) writeRDB(out *bufio.Writer) error {
 			if err != nil || e.hasTTL() && e.when <= now {
 				return // expired: a loading master would drop it anyway
 			}
-			if !appendRDBKeyValue(&f.w, key, e.val, e.when) {
-				err = fmt.Errorf("rdb: no RDB encoding for a value of type %T (key %q)", e.val, key)
+			if !appendRDBKeyValue(&f.w, key, e.value(), e.when) {
+				err = fmt.Errorf("rdb: no RDB encoding for a value of type %T (key %q)", e.value(), key)
 				return
 			}
 			err = f.flush(64 << 10)

@@ -293,7 +293,7 @@ func TestSetSpopBackToIntset(t *testing.T) {
 	srv, _, _ := startHashServer(t)
 	encoding := func() string {
 		var enc string
-		srv.submit(func() { enc = srv.dbs[0].entry("s").val.(*setValue).objectEncoding(nil) })
+		srv.submit(func() { enc = srv.dbs[0].entry("s").value().(*setValue).objectEncoding(nil) })
 		return enc
 	}
 	args := []string{"SADD", "s"}

@@ -16,13 +16,13 @@ func streamState(s *Server) string {
 		db := s.dbs[0]
 		var keys []string
 		db.each(func(k string, e *entry) {
-			if _, ok := e.val.(*stream); ok {
+			if _, ok := e.value().(*stream); ok {
 				keys = append(keys, k)
 			}
 		})
 		sortStringsForTest(keys)
 		for _, k := range keys {
-			st := db.entry(k).val.(*stream)
+			st := db.entry(k).value().(*stream)
 			fmt.Fprintf(&b, "%s len=%d last=%v first=%v maxdel=%v added=%d\n", k, st.length, st.lastID,
 				st.firstID, st.maxDeletedID, st.entriesAdded)
 			for _, e := range streamEntries(st, false) {

@@ -30,7 +30,7 @@ func writeValue[T any](x *Ctx, key string) (v T, ok bool) {
 
 // valueAs is e's value as a T, or WRONGTYPE written and ok false.
 func valueAs[T any](x *Ctx, e *entry) (T, bool) {
-	v, ok := e.val.(T)
+	v, ok := e.value().(T)
 	if !ok {
 		x.wrongType()
 	}
