@@ -93,7 +93,7 @@ func memoryUsage(x *Ctx) {
 		return
 	}
 	key := x.arg(2)
-	x.w.Int(x.s.valueMem(e.val) + sdsSize(len(key)) + dictEntryBytes)
+	x.w.Int(x.s.entryValueMem(e) + sdsSize(len(key)) + dictEntryBytes)
 }
 
 // memoryDoctor follows Redis's report: too little memory to judge, or the

@@ -17,7 +17,7 @@ func checkAccounting(t *testing.T, s *Server) {
 		for _, db := range s.dbs {
 			var sum int64
 			db.each(func(key string, e *entry) {
-				want := keyMem(len(key), e.hasTTL()) + s.valueMem(e.val)
+				want := keyMem(len(key), e.hasTTL()) + s.valueMem(e.value())
 				if int64(e.size) != want {
 					t.Errorf("key %q (%T): size %d, measured afresh %d", key, e.value(), e.size, want)
 				}
