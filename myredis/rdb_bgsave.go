@@ -29,9 +29,16 @@ import (
 //   - The library code is taken at t0.
 //
 // The file is written to temp-bg-<pid>.rdb, fsynced and renamed over
-// dbfilename as SAVE's. Unlike the AOF rewrite a large value is encoded whole
-// in one job, so a sorted set of millions of members holds the executor for as
-// long as DUMP of it would.
+// dbfilename as SAVE's.
+//
+// A large sorted set or hash (more than zsetSlice members or slots) is
+// encoded a slice per job, as the AOF rewrite does, so that a value of
+// millions of members never holds the executor for long: the first job writes
+// its type, key and count, each later job zsetSlice more members, and the
+// scan waits meanwhile. Its record must stay whole in the file, so what other
+// jobs capture meanwhile (keys about to be written) waits in bg.later until
+// the last slice. A write to the value being sliced first encodes the rest of
+// it at once (the value must not change between slices).
 
 // bgsave is a running background save. Runs on the executor.
 type bgsave struct {
@@ -39,6 +46,8 @@ type bgsave struct {
 	dbIdx     int                // databases below dbIdx have been scanned
 	cursor    uint64             // SCAN cursor in s.dbs[dbIdx]
 	items     []rdbItem          // captured, not yet taken by the saver
+	slicing   []*rdbCapture      // large values being encoded a slice per step, in order
+	later     []rdbItem          // captured while a value is being sliced: after its last slice
 	err       error              // a value without an RDB encoding
 	dirty     int64              // s.dirty at t0
 	functions []string           // library code at t0
@@ -55,7 +64,17 @@ type bgsave struct {
 	replAux [][2]string
 }
 
-// rdbItem is one key's record at t0.
+// rdbCapture is a large sorted set or hash being encoded a slice per step.
+type rdbCapture struct {
+	db       *DB
+	key      string
+	v        rdbSliceable // the value at t0, unchanged while it is being encoded
+	next     int          // positions [0, next) are written
+	started  bool         // its head (type, key, count) is written
+	expireAt int64
+}
+
+// rdbItem is one key's record at t0 (or the next slice of a large value's).
 type rdbItem struct {
 	db       int
 	key      string
@@ -154,17 +173,22 @@ func (s *Server) bgsaveBeforeSwap(db1, db2 *DB) {
 // bgsaveCapture captures dk's t0 state the first time it is seen. A key not
 // yet captured in a database already scanned did not exist at t0.
 func (s *Server) bgsaveCapture(bg *bgsave, dk dbKey) {
+	if s.bgsaveFinishSlicing(bg, dk) {
+		return
+	}
 	if _, ok := bg.touched[dk]; ok {
 		return
 	}
 	bg.touched[dk] = struct{}{}
 	if dk.db.id >= bg.dbIdx {
-		s.bgsaveEncode(bg, dk.db, dk.key)
+		s.bgsaveEncode(bg, dk.db, dk.key, true)
 	}
 }
 
-// bgsaveEncode appends key's record to bg.items and returns its cost in scan budget.
-func (s *Server) bgsaveEncode(bg *bgsave, db *DB, key string) int {
+// bgsaveEncode appends key's record to bg.items and returns its cost in scan
+// budget. A large sorted set or hash is queued to be encoded a slice per step
+// unless whole is set (it is about to change).
+func (s *Server) bgsaveEncode(bg *bgsave, db *DB, key string, whole bool) int {
 	e := db.entry(key)
 	if e == nil {
 		return 1
@@ -176,6 +200,9 @@ func (s *Server) bgsaveEncode(bg *bgsave, db *DB, key string) int {
 	it := rdbItem{db: db.id, key: key, expireAt: at}
 	if v, ok := e.str(); ok {
 		it.isString, it.str = true, v
+	} else if v := rdbSliceOf(e.val); v != nil && !whole {
+		bg.slicing = append(bg.slicing, &rdbCapture{db: db, key: key, v: v, expireAt: at})
+		return 1
 	} else {
 		w := rdbWriter{compress: bg.compress}
 		if !appendRDBKeyValue(&w, key, e.value(), 0) {
@@ -184,14 +211,95 @@ func (s *Server) bgsaveEncode(bg *bgsave, db *DB, key string) int {
 		}
 		it.rec = w.b
 	}
-	bg.items = append(bg.items, it)
+	bg.emit(it)
 	return 1 + len(it.rec)/4096
+}
+
+// emit hands a captured record to the saver, after the value being sliced if any.
+func (bg *bgsave) emit(it rdbItem) {
+	if len(bg.slicing) > 0 {
+		bg.later = append(bg.later, it)
+		return
+	}
+	bg.items = append(bg.items, it)
+}
+
+// rdbSliceOf returns v when a BGSAVE encodes it a slice per step.
+func rdbSliceOf(v any) rdbSliceable {
+	switch v := v.(type) {
+	case *zset:
+		if v.sliceLen() > zsetSlice {
+			return v
+		}
+	case *hashValue:
+		if v.big != nil && v.sliceLen() > zsetSlice {
+			return v
+		}
+	}
+	return nil
+}
+
+// bgsaveSlice writes the next slice of the first value being sliced (to its
+// end if all is set). Runs on the executor.
+func (s *Server) bgsaveSlice(bg *bgsave, all bool) {
+	c := bg.slicing[0]
+	w := rdbWriter{compress: bg.compress}
+	it := rdbItem{db: c.db.id}
+	if !c.started {
+		c.started = true
+		it.key, it.expireAt = c.key, c.expireAt
+		at := len(w.b)
+		w.byte1(0) // the type, known once written
+		w.str([]byte(c.key))
+		w.b[at] = c.v.appendRDBHead(&w)
+	}
+	end := c.v.sliceLen()
+	if !all {
+		end = min(c.next+zsetSlice, end)
+	}
+	c.v.appendRDBSlice(&w, c.next, end)
+	c.next = end
+	it.rec = w.b
+	bg.items = append(bg.items, it)
+	if end == c.v.sliceLen() {
+		bg.slicing[0] = nil
+		bg.slicing = bg.slicing[1:]
+		if len(bg.slicing) == 0 {
+			bg.items = append(bg.items, bg.later...)
+			bg.later = nil
+		}
+	}
+}
+
+// bgsaveFinishSlicing encodes the rest of dk's value if it is being sliced (a
+// write is about to change it), and reports whether it was. Runs on the executor.
+func (s *Server) bgsaveFinishSlicing(bg *bgsave, dk dbKey) bool {
+	for i, c := range bg.slicing {
+		if c.db != dk.db || c.key != dk.key {
+			continue
+		}
+		if i == 0 {
+			s.bgsaveSlice(bg, true)
+			return true
+		}
+		// not started: written whole after the values before it
+		bg.slicing = append(bg.slicing[:i], bg.slicing[i+1:]...)
+		w := rdbWriter{compress: bg.compress}
+		appendRDBKeyValue(&w, c.key, c.v, 0)
+		bg.later = append(bg.later, rdbItem{db: c.db.id, key: c.key, expireAt: c.expireAt, rec: w.b})
+		return true
+	}
+	return false
 }
 
 // bgsaveStep captures up to rewriteStep keys and hands over what was captured.
 // Runs on the executor.
 func (s *Server) bgsaveStep(bg *bgsave) (items []rdbItem, done bool, err error) {
 	budget := rewriteStep
+	if len(bg.slicing) > 0 {
+		s.bgsaveSlice(bg, false)
+		budget = 0
+	}
 	for budget > 0 && bg.dbIdx < len(s.dbs) {
 		db := s.dbs[bg.dbIdx]
 		bg.cursor = db.scan(bg.cursor, budget, func(key string) {
@@ -201,14 +309,14 @@ func (s *Server) bgsaveStep(bg *bgsave) (items []rdbItem, done bool, err error) 
 				return
 			}
 			bg.touched[dk] = struct{}{}
-			budget -= s.bgsaveEncode(bg, db, key)
+			budget -= s.bgsaveEncode(bg, db, key, false)
 		})
 		if bg.cursor == 0 {
 			bg.dbIdx++
 		}
 	}
 	items, bg.items = bg.items, nil
-	return items, bg.dbIdx >= len(s.dbs), bg.err
+	return items, bg.dbIdx >= len(s.dbs) && len(bg.slicing) == 0, bg.err
 }
 
 // bgsaveScanned removes the write hooks once the saver has every key.

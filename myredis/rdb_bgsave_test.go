@@ -178,3 +178,50 @@ func TestSavePointStartsBgsave(t *testing.T) {
 		t.Fatalf("GET after loading the saved file: %q", r)
 	}
 }
+
+// TestBgsaveServesClientsDuringAHugeValue: while BGSAVE encodes a sorted set
+// and a hash of 200,000 members each (a slice per executor job), another
+// client's PINGs are answered; the file then loads with the same contents.
+// The longest PING wait is logged, not asserted (the machine is shared).
+func TestBgsaveServesClientsDuringAHugeValue(t *testing.T) {
+	dir := t.TempDir()
+	_, addr := redistest.StartMyRedisConfig(t, myredis.Config{Dir: dir})
+	c := redistest.Dial(t, addr)
+	const members, batch = 200_000, 1000
+	for i := 0; i < members; i += batch {
+		z, h := []string{"ZADD", "big"}, []string{"HSET", "bighash"}
+		for j := i; j < i+batch; j++ {
+			z = append(z, fmt.Sprint(j), fmt.Sprint("m", j))
+			h = append(h, fmt.Sprint("f", j), fmt.Sprint(j))
+		}
+		c.Pipeline(z, h)
+	}
+	want := []string{c.Do("ZCARD", "big"), c.Do("HLEN", "bighash"), c.Do("ZRANGE", "big", "-3", "-1", "WITHSCORES")}
+	ping := redistest.Dial(t, addr)
+	if r := c.Do("BGSAVE"); r != redistest.Simple("Background saving started") {
+		t.Fatalf("BGSAVE: %q", r)
+	}
+	answered, longest := 0, time.Duration(0)
+	for {
+		start := time.Now() // a round: INFO on one connection, PING on the other
+		running := strings.Contains(c.Do("INFO", "persistence"), "rdb_bgsave_in_progress:1")
+		if r := ping.Do("PING"); r != redistest.Simple("PONG") {
+			t.Fatalf("PING: %q", r)
+		}
+		longest = max(longest, time.Since(start))
+		if !running {
+			break
+		}
+		answered++
+	}
+	t.Logf("PINGs answered while BGSAVE ran: %d, longest INFO+PING round %v", answered, longest)
+	if answered == 0 {
+		t.Error("no PING was answered while the BGSAVE ran")
+	}
+	_, addr2 := redistest.StartMyRedisConfig(t, myredis.Config{Dir: dir})
+	c2 := redistest.Dial(t, addr2)
+	got := []string{c2.Do("ZCARD", "big"), c2.Do("HLEN", "bighash"), c2.Do("ZRANGE", "big", "-3", "-1", "WITHSCORES")}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("after reload %q, want %q", got, want)
+	}
+}

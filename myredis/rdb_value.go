@@ -36,23 +36,67 @@ func appendRDBValue(w *rdbWriter, v any) bool {
 }
 
 func (h *hashValue) appendRDB(w *rdbWriter) byte {
-	w.length(uint64(h.Len()))
-	h.Range(func(field string, val []byte) bool {
-		w.str([]byte(field))
-		w.str(val)
-		return true
-	})
-	return rdbTypeHash
+	if h.big == nil {
+		w.length(uint64(h.Len()))
+		h.Range(func(field string, val []byte) bool {
+			w.str([]byte(field))
+			w.str(val)
+			return true
+		})
+		return rdbTypeHash
+	}
+	typ := h.appendRDBHead(w)
+	h.appendRDBSlice(w, 0, h.sliceLen())
+	return typ
 }
 
 func (z *zset) appendRDB(w *rdbWriter) byte {
+	typ := z.appendRDBHead(w)
+	z.appendRDBSlice(w, 0, z.sliceLen())
+	return typ
+}
+
+// rdbSliceable is a value whose RDB form a BGSAVE writes a slice of positions
+// at a time (rdb_bgsave.go): the head (the element count), then the elements of
+// each slice; the positions are sliceable's (the AOF rewrite's).
+type rdbSliceable interface {
+	sliceLen() int
+	// appendRDBHead writes the count and returns the RDB type.
+	appendRDBHead(w *rdbWriter) byte
+	// appendRDBSlice writes the elements at positions [from, to).
+	appendRDBSlice(w *rdbWriter, from, to int)
+}
+
+func (z *zset) appendRDBHead(w *rdbWriter) byte {
 	w.length(uint64(z.Len()))
-	z.Range(0, z.Len(), true, func(it zItem) bool { // from the top, as Redis (loads faster)
+	return rdbTypeZSet2
+}
+
+// appendRDBSlice writes positions [from, to) counted from the top: Redis writes
+// a sorted set from its highest member (it loads faster).
+func (z *zset) appendRDBSlice(w *rdbWriter, from, to int) {
+	n := z.Len()
+	z.Range(n-to, n-from, true, func(it zItem) bool {
 		w.str([]byte(it.member))
 		w.binaryDouble(it.score)
 		return true
 	})
-	return rdbTypeZSet2
+}
+
+func (h *hashValue) appendRDBHead(w *rdbWriter) byte {
+	w.length(uint64(h.Len()))
+	return rdbTypeHash
+}
+
+// appendRDBSlice writes the fields of slots [from, to) of a large hash (a small
+// one is never sliced: appendRDB writes it whole).
+func (h *hashValue) appendRDBSlice(w *rdbWriter, from, to int) {
+	for _, s := range h.big.slots[from:to] {
+		if !s.hole {
+			w.str([]byte(s.field))
+			w.str(s.val)
+		}
+	}
 }
 
 // rdbListNodeEntries bounds the entries of one listpack node MyRedis writes
