@@ -225,6 +225,8 @@ const (
 	msgUnblockReason       = "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"
 	msgUnblocked           = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
 	msgPauseMode           = "ERR CLIENT PAUSE mode must be WRITE or ALL"
+	msgDebugReloadOptions  = "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options."
+	msgDebugReloadFailed   = "ERR Error trying to load the RDB dump"
 )
 
 // COMMAND GETKEYS.

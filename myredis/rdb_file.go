@@ -291,6 +291,12 @@ func openRDB(s *Server) error {
 
 // loadRDB loads a whole file into the (empty) server. Runs on the executor.
 func (s *Server) loadRDB(data []byte, path string) (int, error) {
+	return s.loadRDBMerge(data, path, false)
+}
+
+// loadRDBMerge is loadRDB, with merge: keys and libraries already there are
+// replaced rather than an error (DEBUG RELOAD MERGE, cmd_debug.go).
+func (s *Server) loadRDBMerge(data []byte, path string, merge bool) (int, error) {
 	r := &rdbReader{p: data}
 	fail := func(what string) (int, error) { return 0, &rdbLoadError{path, r.off, what} }
 	if len(data) < 9 || string(data[:5]) != "REDIS" {
@@ -301,7 +307,7 @@ func (s *Server) loadRDB(data []byte, path string) (int, error) {
 		return fail(fmt.Sprintf("RDB version %q is not one MyRedis reads (1 to %d)", data[5:9], rdbVersion))
 	}
 	r.off = 9
-	l := rdbLoader{s: s, r: r, db: s.dbs[0], now: s.nowMs()}
+	l := rdbLoader{s: s, r: r, db: s.dbs[0], now: s.nowMs(), merge: merge}
 	for {
 		at := r.off
 		op, err := r.byte1()
@@ -337,6 +343,7 @@ type rdbLoader struct {
 	now      int64
 	expireAt int64 // the next key's expiry, 0 = none
 	keys     int
+	merge    bool // DEBUG RELOAD MERGE: a key or library already there is replaced
 }
 
 // item reads the opcode op's operands, or a key whose type is op; it returns
@@ -404,7 +411,7 @@ func (l *rdbLoader) function() string {
 	f := l.s.functionLibs()
 	lib, msg := f.compileLibrary(string(code), time.Duration(max(l.s.cfg.luaTimeLimit(), 0))*time.Millisecond)
 	if msg == "" {
-		msg = f.add(lib, false)
+		msg = f.add(lib, l.merge)
 	}
 	if msg != "" {
 		return "cannot load a function library: " + msg
@@ -432,7 +439,10 @@ func (l *rdbLoader) keyValue(typ byte) string {
 	}
 	k := string(key)
 	if l.db.entry(k) != nil {
-		return fmt.Sprintf("duplicate key %q", key)
+		if !l.merge {
+			return fmt.Sprintf("duplicate key %q", key)
+		}
+		l.db.remove(k)
 	}
 	l.db.insert(k, val)
 	if at != 0 {
