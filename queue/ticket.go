@@ -236,7 +236,11 @@ func (e *Engine) EnterKey(ctx context.Context, pass, key string) (session string
 	}
 	switch res[0] {
 	case "ok":
-		e.c.enters.Add(1)
+		if len(res) > 2 { // a retry with the entering call's key
+			e.log.Info("enter repeated with its idempotency key", "ticket", id)
+		} else {
+			e.c.enters.Add(1)
+		}
 		return e.sessionFor(id, nonce), time.UnixMilli(toInt(res[1])), nil
 	case "used":
 		return "", time.Time{}, ErrPassUsed

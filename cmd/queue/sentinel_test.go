@@ -63,14 +63,16 @@ type failoverReport struct {
 	maxActive, slot                   int64
 	admittedBeforeKill, admittedAfter int64
 	waitShortLogs                     int
+	retried                           map[string]int // calls answered only after retries, by route
+	enterRepeated                     int            // enters answered again for their key (the first answer lost)
 	failoverSeconds                   float64
 }
 
 func (r failoverReport) String() string {
 	return fmt.Sprintf("users %d, joined %d, done %d; lost %d, admitted twice %d, cap overshoot %d (max active %d, slot %d); "+
-		"admissions before the kill %d, after %d; failover %.1fs; WAITs short of a replica %d",
+		"admissions before the kill %d, after %d; failover %.1fs; WAITs short of a replica %d; calls retried %v; enters repeated with their key %d",
 		r.users, r.joined, r.done, r.lost, r.admittedTwice, max(r.maxActive-r.slot, 0), r.maxActive, r.slot,
-		r.admittedBeforeKill, r.admittedAfter, r.failoverSeconds, r.waitShortLogs)
+		r.admittedBeforeKill, r.admittedAfter, r.failoverSeconds, r.waitShortLogs, r.retried, r.enterRepeated)
 }
 
 func TestQueueSurvivesStoreFailover(t *testing.T) {
@@ -134,7 +136,7 @@ func TestQueueSurvivesStoreFailover(t *testing.T) {
 		var failed []int
 		defer func() {
 			if len(failed) > 0 {
-				*trace = append(*trace, fmt.Sprintf("%s %s: answers %v before the last", method, path[len(api):], failed))
+				*trace = append(*trace, fmt.Sprintf("%s %s: answers %v before the last", method, path[len(api)+1:], failed))
 			}
 		}()
 		for attempt := 0; attempt < 200; attempt++ {
@@ -226,9 +228,16 @@ func TestQueueSurvivesStoreFailover(t *testing.T) {
 				r.waitShortLogs++
 				t.Logf("%s: %s", in.name, line)
 			}
+			if strings.Contains(line, "enter repeated with its idempotency key") {
+				r.enterRepeated++
+			}
 		}
 	}
+	r.retried = map[string]int{}
 	for _, o := range outcomes {
+		for _, c := range o.trace {
+			r.retried[strings.TrimSuffix(strings.Fields(c)[1], ":")]++
+		}
 		switch {
 		case !o.joined:
 			r.notJoined++
@@ -249,9 +258,10 @@ func TestQueueSurvivesStoreFailover(t *testing.T) {
 	require.Positive(t, r.admittedAfter, "the queue keeps admitting after the failover")
 	require.LessOrEqual(t, r.maxActive, r.slot, "cap overshoot: %s", r)
 	require.Zero(t, r.admittedTwice, "admitted twice: %s", r)
-	// Lost users are reported, not asserted: in some runs (1 in 3 measured) one
-	// user's admission is not completed within the deadline; see the README.
-	require.LessOrEqual(t, r.lost, 1, "users lost: %s", r)
+	// A lost user was, in about 1 run in 3, an enter whose answer the kill cut
+	// off after the pass was consumed: retried, it got 409 and no session.
+	// With the Idempotency-Key the retry gets the session; none is lost.
+	require.Zero(t, r.lost, "users lost: %s", r)
 }
 
 // The events subscription through a Sentinel failover client follows a

@@ -290,7 +290,7 @@ function ops.status(s, now)
   return out
 end
 
--- enter(id, nonce, key) -> {'ok', deadline} | {'used'} | {'expired'}
+-- enter(id, nonce, key) -> {'ok', deadline} | {'ok', deadline, 'again'} | {'used'} | {'expired'}
 -- key (may be empty) is the caller's idempotency key: an enter that repeats
 -- the first one's key is answered 'ok' again (a retry whose first answer was
 -- lost), any other enter of a used pass 'used'.
@@ -300,7 +300,7 @@ function ops.enter(s, now)
   local dl = tonumber(redis.call('ZSCORE', KEYS[3], id) or 0)
   if dl <= now or redis.call('HGET', h, 'n') ~= nonce then return {'expired'} end
   if redis.call('HGET', h, 'e') then
-    if key ~= '' and redis.call('HGET', h, 'k') == key then return {'ok', dl} end
+    if key ~= '' and redis.call('HGET', h, 'k') == key then return {'ok', dl, 'again'} end
     return {'used'}
   end
   redis.call('HSET', h, 'e', now)
