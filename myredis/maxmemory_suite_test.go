@@ -5,7 +5,8 @@ package myredis_test
 // count it; its tests are ported here, beside maxmemory_test.go (which has
 // "is the memory limit honoured", "only allkeys-* should remove non-volatile
 // keys" and "volatile-* should only remove volatile keys"). Not ported: the
-// client-eviction variants (maxmemory-clients is not built), the replica
+// client-eviction variants (with maxmemory-clients 3mb MyRedis still evicts
+// keys before it closes clients, where Redis closes the clients only), the replica
 // buffer tests (no replication), and "eviction due to output buffers of many
 // MGET clients": MyRedis reads a client's next requests only once the
 // replies of the last ones went to its socket, so a client that does not
