@@ -110,9 +110,9 @@ func debugObject(x *Ctx) {
 		return
 	}
 	line := fmt.Sprintf("Value at:%p refcount:%d encoding:%s serializedlength:%d lru:%d lru_seconds_idle:%d",
-		e, refcount(e.val, x.s.ev.sharedInts), x.s.encodingOf(e.val), x.s.serializedLength(e.val),
+		e, refcount(e.value(), x.s.ev.sharedInts), x.s.encodingOf(e.value()), x.s.serializedLength(e.value()),
 		e.lru, x.s.idleMs(e)/1000)
-	if l, ok := e.val.(*list); ok {
+	if l, ok := e.value().(*list); ok {
 		nodes := l.nodeCount()
 		line += fmt.Sprintf(" ql_nodes:%d ql_avg_node:%.2f ql_listpack_max:%d ql_compressed:%d ql_uncompressed_size:%d",
 			nodes, float64(l.n)/float64(nodes), l.fill, b2i(x.s.cfg.Enc.ListCompressDepth != 0),
