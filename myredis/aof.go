@@ -39,8 +39,9 @@ import (
 // acknowledged write, a crashed machine up to about a second (everysec) of them.
 //
 // Compared with Redis 7: one file (appendfilename in dir), not a directory of base and
-// incremental files with a manifest; aof-load-truncated is always yes; there is no RDB,
-// so SAVE and BGSAVE rewrite the AOF (cmd_persistence.go).
+// incremental files with a manifest; aof-load-truncated is always yes. With
+// aof-use-rdb-preamble yes (the default) a rewritten file begins with an RDB payload
+// (aof_preamble.go).
 
 func init() {
 	openHooks = append(openHooks, openAOF)
@@ -149,8 +150,8 @@ func openAOF(s *Server) error {
 	if loadErr != nil {
 		return loadErr
 	}
-	if st.commands > 0 {
-		s.log.Info("aof loaded", "path", a.path, "commands", st.commands, "bytes", st.size,
+	if st.commands > 0 || st.keys > 0 {
+		s.log.Info("aof loaded", "path", a.path, "preamble_keys", st.keys, "commands", st.commands, "bytes", st.size,
 			"seconds", time.Since(start).Seconds())
 	}
 	f, err := os.OpenFile(a.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)

@@ -11,7 +11,7 @@ import (
 
 // Start-up replay of the append-only file.
 //
-// The file is a sequence of RESP arrays of bulk strings. Each is run as a command by
+// The file may begin with an RDB payload (aof_preamble.go); after it, it is a sequence of RESP arrays of bulk strings. Each is run as a command by
 // an internal client, with s.loading set (nothing expires while loading: the file
 // holds the DELs of the keys that did expire). Two kinds of damage are told apart:
 //
@@ -23,6 +23,7 @@ import (
 
 // loadStats describes a finished load.
 type loadStats struct {
+	keys     int // loaded from the RDB preamble (aof_preamble.go)
 	commands int64
 	size     int64 // the file's size after the load (after a cut, if any)
 }
@@ -59,11 +60,17 @@ func (a *aof) load() (loadStats, error) {
 		return st, fmt.Errorf("aof: %w", err)
 	}
 
+	keys, start, err := a.loadPreamble(f, info.Size())
+	if err != nil {
+		return st, err
+	}
+	st.keys = keys
 	c := newClient(a.s, nil)
 	c.authed = true
 	c.user = superuser // the AOF is replayed whatever the ACL rules (acl_server.go)
 	var w Writer
-	r := &respReader{r: bufio.NewReaderSize(f, 1<<20), max: a.s.cfg.ProtoMaxBulkLen, size: info.Size()}
+	rest := io.NewSectionReader(f, start, info.Size()-start)
+	r := &respReader{r: bufio.NewReaderSize(rest, 1<<20), off: start, max: a.s.cfg.ProtoMaxBulkLen, size: info.Size()}
 	multiAt := int64(-1) // offset of an open MULTI
 	var cut int64 = -1   // where a torn tail starts
 	for {

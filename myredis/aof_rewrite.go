@@ -17,6 +17,8 @@ import (
 // The new file holds one command per live key (SET key value [PXAT ms], ZADD, SADD
 // and HMSET in batches) as the data was at the moment the rewrite started, t0, followed by every
 // write made since t0 (the rewrite buffer), then takes the old file's place.
+// With aof-use-rdb-preamble yes the keys are an RDB payload instead of commands
+// (aof_preamble.go).
 //
 // Reading the data "as at t0" without stopping the executor for the whole dataset
 // and without fork():
@@ -69,6 +71,8 @@ type rewrite struct {
 	dirty   int64 // s.dirty at t0
 	// functions are FUNCTION LOAD commands for the libraries at t0, written first
 	functions []byte
+	// pre is set when the snapshot part is an RDB payload (aof_preamble.go)
+	pre *preamble
 }
 
 // snapItem is one key's state at t0.
@@ -78,6 +82,7 @@ type snapItem struct {
 	isString bool
 	str      []byte // the string value, shared (see above)
 	cmds     []byte // other types: the commands that rebuild the value, encoded
+	rec      []byte // other types, with the RDB preamble: the RDB record (type, key, value)
 	expireAt int64  // unix ms, 0 = none
 }
 
@@ -87,7 +92,12 @@ func (a *aof) startRewrite() error {
 		return errRewriteRunning
 	}
 	a.flush() // the writes so far belong to the old data, not to the buffer
-	rw := &rewrite{touched: make(map[dbKey]struct{}), dirty: a.s.dirty, functions: a.s.functionsRewrite()}
+	rw := &rewrite{touched: make(map[dbKey]struct{}), dirty: a.s.dirty}
+	if a.s.cfg.aofRDBPreamble() {
+		rw.pre = a.s.newPreamble()
+	} else {
+		rw.functions = a.s.functionsRewrite()
+	}
 	a.rw, a.rewriting, a.rewriteStarted = rw, true, time.Now()
 	a.selected = -1 // the buffer starts with a SELECT
 	a.s.setWriteHooks()
@@ -158,6 +168,9 @@ func (a *aof) capture(rw *rewrite, db *DB, key string, whole bool) int {
 		return 1 // expired: its DEL, if any, is in the buffer
 	}
 	it := snapItem{db: db.id, key: key, expireAt: at}
+	if rw.pre != nil {
+		return rw.captureRDB(it, e)
+	}
 	switch v := e.value().(type) {
 	case []byte:
 		it.isString, it.str = true, v
@@ -284,6 +297,9 @@ func (a *aof) scanStep(rw *rewrite) (items []snapItem, done bool, err error) {
 				budget--
 				return
 			}
+			if rw.pre != nil { // an RDB file must not hold a key twice
+				rw.touched[dbKey{db, key}] = struct{}{}
+			}
 			budget -= a.capture(rw, db, key, false)
 		})
 		if rw.cursor == 0 {
@@ -310,8 +326,7 @@ func (a *aof) rewriteInBackground(rw *rewrite) error {
 		return err
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
-	enc := rewriteEncoder{selected: -1}
-	bw.Write(rw.functions)
+	out := a.snapshotWriter(rw, bw)
 	for {
 		var items []snapItem
 		var done bool
@@ -325,12 +340,15 @@ func (a *aof) rewriteInBackground(rw *rewrite) error {
 		if err != nil {
 			return fail(err)
 		}
-		for _, it := range items {
-			bw.Write(enc.append(it))
+		if err := out.items(items); err != nil {
+			return fail(err)
 		}
 		if done {
 			break
 		}
+	}
+	if err := out.end(); err != nil {
+		return fail(err)
 	}
 	// The buffer, while it is large; the last bytes go with the switch.
 	for range 16 {

@@ -54,7 +54,7 @@ func TestAOFSetsReplay(t *testing.T) {
 
 func TestAOFRewriteSets(t *testing.T) {
 	dir := t.TempDir()
-	s, addr := openAOFServer(t, dir, nil)
+	s, addr := openAOFServer(t, dir, noPreamble) // the command encoding
 	c := mustDialAOF(t, addr)
 	args := []any{"SADD", "s", "a", "", "x y", "\x00"}
 	for i := range 200 {

@@ -428,9 +428,16 @@ func TestAOFGroupCommitSharesFsyncs(t *testing.T) {
 // the rewrite scans, clients increment counters (replaying an INCR twice would
 // show), overwrite, delete and create keys. After a restart the data equals the
 // data before it, and the file is smaller than before the rewrite.
+// It runs with aof-use-rdb-preamble yes (the snapshot is an RDB payload) and no.
 func TestAOFRewriteUnderWritesKeepsEveryWrite(t *testing.T) {
+	for _, pre := range []bool{true, false} {
+		t.Run(fmt.Sprintf("preamble=%v", pre), func(t *testing.T) { rewriteUnderWrites(t, pre) })
+	}
+}
+
+func rewriteUnderWrites(t *testing.T, preamble bool) {
 	dir := t.TempDir()
-	s, addr := openAOFServer(t, dir, func(c *Config) { c.AppendFsync = "no" })
+	s, addr := openAOFServer(t, dir, func(c *Config) { c.AppendFsync, c.AOFNoRDBPreamble = "no", !preamble })
 	c := mustDialAOF(t, addr)
 	const keys = 20000
 	for round := range 3 { // each key written three times: the file is ~3x the data
@@ -519,6 +526,9 @@ func TestAOFRewriteUnderWritesKeepsEveryWrite(t *testing.T) {
 		t.Errorf("rewritten file is %d bytes, %d before: it did not shrink", base, before.Size())
 	}
 	t.Logf("file %d bytes before the rewrite, %d after", before.Size(), base)
+	if b, _ := os.ReadFile(aofPath(dir)); bytes.HasPrefix(b, []byte("REDIS0010")) != preamble {
+		t.Fatalf("preamble %v, the rewritten file begins %q", preamble, b[:min(len(b), 16)])
+	}
 	s2, _ := openAOFServer(t, dir, nil)
 	defer s2.Close()
 	got := dump(s2)
@@ -558,7 +568,7 @@ func TestAOFAutomaticRewriteWhenTheFileDoubles(t *testing.T) {
 
 func TestSaveAndBgrewriteaofWithAOF(t *testing.T) {
 	dir := t.TempDir()
-	s, addr := openAOFServer(t, dir, nil)
+	s, addr := openAOFServer(t, dir, noPreamble) // the command encoding
 	c := mustDialAOF(t, addr)
 	for i := range 10 {
 		c.must(t, "SET", "k", i)
@@ -711,6 +721,9 @@ func FuzzAOFLoad(f *testing.F) {
 	f.Add(valid[:len(valid)-3])
 	f.Add([]byte("*2\r\n$3\r\nGET\r\n$99\r\nk\r\n*1\r\n$4\r\nPING\r\n"))
 	f.Add([]byte("*1\r\n$5\r\nMULTI\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n"))
+	withPreamble := append(preambleSeed(f), valid...) // aof-use-rdb-preamble (aof_preamble.go)
+	f.Add(withPreamble)
+	f.Add(withPreamble[:len(withPreamble)/3])
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dir := t.TempDir()
 		os.WriteFile(aofPath(dir), data, 0o644)
@@ -765,7 +778,7 @@ func TestAOFEverysecFsyncsInTheBackground(t *testing.T) {
 
 func TestAOFRewriteSortedSets(t *testing.T) {
 	dir := t.TempDir()
-	s, addr := openAOFServer(t, dir, nil)
+	s, addr := openAOFServer(t, dir, noPreamble) // the command encoding
 	c := mustDialAOF(t, addr)
 	args := []any{"ZADD", "z", "1.1", "a", "-0", "b", "inf", "c", "-inf", "d", "1e300", "e", "3", "f", "0.1", "g"}
 	for i := range 200 {

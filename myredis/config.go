@@ -47,6 +47,8 @@ type Config struct {
 	// RDBNoChecksum are rdbcompression no and rdbchecksum no (rdb_file.go).
 	DBFilename                      string
 	RDBNoCompression, RDBNoChecksum bool
+	// AOFNoRDBPreamble is aof-use-rdb-preamble no (aof_preamble.go).
+	AOFNoRDBPreamble bool
 
 	// Settings of config_more.go: see there.
 	Save         [][2]int64 // save points (seconds, changes); MyRedis saves through the AOF

@@ -259,6 +259,11 @@ func (c *Config) setMore(name, val string) error {
 		var yes bool
 		yes, err = parseYesNo(val)
 		c.RDBNoCompression = err == nil && !yes
+	case "aof-use-rdb-preamble":
+		var yes bool
+		if yes, err = parseYesNo(val); err == nil {
+			c.AOFNoRDBPreamble = !yes
+		}
 	case "rdbchecksum":
 		var yes bool
 		yes, err = parseYesNo(val)
@@ -444,18 +449,19 @@ func (s *Server) moreConfigParams() map[string]func() string {
 	c := &s.cfg
 	yesNo := map[bool]string{true: "yes", false: "no"}
 	return map[string]func() string{
-		"save":             func() string { return formatSave(c.Save) },
-		"maxmemory":        func() string { return strconv.FormatUint(c.MaxMemory, 10) },
-		"maxmemory-policy": func() string { return c.MaxMemPolicy },
-		"timeout":          func() string { return strconv.Itoa(c.Timeout) },
-		"tcp-keepalive":    func() string { return strconv.Itoa(c.TCPKeepAlive) },
-		"tcp-backlog":      func() string { return strconv.Itoa(c.TCPBacklog) },
-		"daemonize":        func() string { return yesNo[c.Daemonize] },
-		"logfile":          func() string { return c.LogFile },
-		"pidfile":          func() string { return c.PidFile },
-		"dbfilename":       c.dbFilename,
-		"rdbcompression":   func() string { return yesNo[c.rdbCompression()] },
-		"rdbchecksum":      func() string { return yesNo[c.rdbChecksum()] },
+		"save":                 func() string { return formatSave(c.Save) },
+		"maxmemory":            func() string { return strconv.FormatUint(c.MaxMemory, 10) },
+		"maxmemory-policy":     func() string { return c.MaxMemPolicy },
+		"timeout":              func() string { return strconv.Itoa(c.Timeout) },
+		"tcp-keepalive":        func() string { return strconv.Itoa(c.TCPKeepAlive) },
+		"tcp-backlog":          func() string { return strconv.Itoa(c.TCPBacklog) },
+		"daemonize":            func() string { return yesNo[c.Daemonize] },
+		"logfile":              func() string { return c.LogFile },
+		"pidfile":              func() string { return c.PidFile },
+		"dbfilename":           c.dbFilename,
+		"rdbcompression":       func() string { return yesNo[c.rdbCompression()] },
+		"rdbchecksum":          func() string { return yesNo[c.rdbChecksum()] },
+		"aof-use-rdb-preamble": func() string { return yesNo[c.aofRDBPreamble()] },
 	}
 }
 
@@ -471,3 +477,4 @@ func (c *Config) dbFilename() string {
 
 func (c *Config) rdbCompression() bool { return !c.RDBNoCompression }
 func (c *Config) rdbChecksum() bool    { return !c.RDBNoChecksum }
+func (c *Config) aofRDBPreamble() bool { return !c.AOFNoRDBPreamble }

@@ -39,6 +39,7 @@ var rewriteTestSets = [][2]string{
 	{"maxmemory", "200mb"}, {"hz", "20"}, {"timeout", "5"}, {"save", "60 5"},
 	{"client-output-buffer-limit", "normal 10mb 5mb 60"}, {"repl-backlog-size", "2mb"},
 	{"replica-read-only", "no"}, {"hash-max-listpack-entries", "100"}, {"masterauth", "s3cret word"},
+	{"aof-use-rdb-preamble", "no"},
 }
 
 // redisOnlyLines are lines Redis writes for settings MyRedis does not have

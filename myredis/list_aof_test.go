@@ -91,7 +91,7 @@ func waitBlocked(t *testing.T, s *Server, n int) {
 // elements, a big one slice by slice, and restarting from it gives the same lists.
 func TestAOFRewriteLists(t *testing.T) {
 	dir := t.TempDir()
-	s, addr := openAOFServer(t, dir, nil)
+	s, addr := openAOFServer(t, dir, noPreamble) // the command encoding
 	c := mustDialAOF(t, addr)
 	args := []any{"RPUSH", "l", "", "\x00\r\n", strings.Repeat("x", 20000)}
 	for i := range 200 {

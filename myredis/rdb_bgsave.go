@@ -415,7 +415,7 @@ func (s *Server) writeRDBHeader(f *rdbFileWriter, functions []string) {
 	f.aux("redis-bits", "64")
 	f.aux("ctime", itoa(time.Now().Unix()))
 	f.aux("used-mem", itoa(int64(heapAlloc())))
-	f.aux("aof-base", "0")
+	f.aux("aof-base", b01(f.aofBase))
 	for _, kv := range f.replAux {
 		f.aux(kv[0], kv[1])
 	}

@@ -52,6 +52,7 @@ type rdbFileWriter struct {
 	crc      uint64
 	checksum bool
 	replAux  [][2]string // repl-stream-db, repl-id, repl-offset (replication.go)
+	aofBase  bool        // the AOF's RDB preamble (aof_preamble.go): aux aof-base is 1
 }
 
 // flush moves the encoded bytes to the file once they pass limit bytes.
@@ -297,8 +298,15 @@ func (s *Server) loadRDB(data []byte, path string) (int, error) {
 // loadRDBMerge is loadRDB, with merge: keys and libraries already there are
 // replaced rather than an error (DEBUG RELOAD MERGE, cmd_debug.go).
 func (s *Server) loadRDBMerge(data []byte, path string, merge bool) (int, error) {
+	keys, _, err := s.loadRDBPrefix(data, path, merge)
+	return keys, err
+}
+
+// loadRDBPrefix is loadRDBMerge that also returns where the RDB payload ends
+// in data (an AOF's RDB preamble is followed by commands, aof_preamble.go).
+func (s *Server) loadRDBPrefix(data []byte, path string, merge bool) (keys, end int, err error) {
 	r := &rdbReader{p: data}
-	fail := func(what string) (int, error) { return 0, &rdbLoadError{path, r.off, what} }
+	fail := func(what string) (int, int, error) { return 0, 0, &rdbLoadError{path, r.off, what} }
 	if len(data) < 9 || string(data[:5]) != "REDIS" {
 		return fail("not an RDB file (no REDIS signature)")
 	}
@@ -332,7 +340,7 @@ func (s *Server) loadRDBMerge(data []byte, path string, merge bool) (int, error)
 			return fail("wrong RDB checksum")
 		}
 	}
-	return l.keys, nil
+	return l.keys, r.off, nil
 }
 
 // rdbLoader is the state of one file load. Runs on the executor.

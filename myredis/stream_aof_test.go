@@ -92,7 +92,7 @@ func TestAOFStreamsReplayAndRewrite(t *testing.T) {
 	}
 	s.Close()
 
-	s2, addr2 := openAOFServer(t, dir, nil)
+	s2, addr2 := openAOFServer(t, dir, noPreamble) // the command encoding
 	if got := streamState(s2); got != want {
 		t.Fatalf("after replay:\n%s\nwant:\n%s", got, want)
 	}

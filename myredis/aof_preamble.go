@@ -1,0 +1,150 @@
+package myredis
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+)
+
+// aof-use-rdb-preamble (default yes, as in Redis 7.0).
+//
+// With yes, an AOF rewrite writes the data as at t0 as an RDB payload (what
+// BGSAVE writes, with aux aof-base 1), followed by the rewrite buffer's
+// commands, as Redis 7.0 writes its base file. The capture is the rewrite's
+// own copy on write (aof_rewrite.go); only the encoding changes: a step
+// encodes each key's RDB record instead of its commands, and every captured
+// key is marked, since an RDB payload must not hold a key twice. A large
+// sorted set, set, list or hash is encoded whole in one job, not a slice per
+// job as the command encoding does: its record must stay in one piece.
+//
+// MyRedis keeps one AOF file (appendfilename in dir), not Redis 7's
+// appendonlydir with a manifest: the preamble is at the head of that file.
+// At start-up a file that begins with "REDIS" is loaded as RDB up to its EOF
+// opcode and checksum, then the commands after it are replayed as usual. A
+// damaged or truncated preamble stops start-up (Redis aborts the load too:
+// aof-load-truncated only applies to the commands).
+
+func init() {
+	runtimeSettable["aof-use-rdb-preamble"] = true
+}
+
+// preamble is the RDB encoding of a rewrite's snapshot.
+type preamble struct {
+	compress, checksum bool
+	functions          []string // library code at t0
+}
+
+// newPreamble takes the settings and the libraries at t0. Runs on the executor.
+func (s *Server) newPreamble() *preamble {
+	p := &preamble{compress: s.cfg.rdbCompression(), checksum: s.cfg.rdbChecksum()}
+	if libs := s.functionsPtr.Load(); libs != nil {
+		for _, lib := range libs.sorted() {
+			p.functions = append(p.functions, lib.code)
+		}
+	}
+	return p
+}
+
+// captureRDB appends key's RDB record to rw.items and returns its cost in
+// scan budget; a string is taken by reference and encoded by the rewriter.
+// Runs on the executor.
+func (rw *rewrite) captureRDB(it snapItem, e *entry) int {
+	if v, ok := e.str(); ok {
+		it.isString, it.str = true, v
+	} else {
+		w := rdbWriter{compress: rw.pre.compress}
+		if !appendRDBKeyValue(&w, it.key, e.value(), 0) {
+			rw.err = fmt.Errorf("aof rewrite: no RDB encoding for a value of type %T (key %q)", e.value(), it.key)
+			return 1
+		}
+		it.rec = w.b
+	}
+	rw.items = append(rw.items, it)
+	return 1 + len(it.rec)/4096
+}
+
+// snapshotOut writes the captured keys of a rewrite. Runs on the rewriter.
+type snapshotOut interface {
+	items([]snapItem) error
+	end() error // after the last key
+}
+
+// snapshotWriter returns the writer of rw's snapshot part: commands, or an
+// RDB payload with aof-use-rdb-preamble yes.
+func (a *aof) snapshotWriter(rw *rewrite, bw *bufio.Writer) snapshotOut {
+	if rw.pre == nil {
+		bw.Write(rw.functions)
+		return &commandOut{bw: bw, enc: rewriteEncoder{selected: -1}}
+	}
+	f := &rdbFileWriter{w: rdbWriter{compress: rw.pre.compress}, out: bw, checksum: rw.pre.checksum, aofBase: true}
+	a.s.writeRDBHeader(f, rw.pre.functions)
+	return &rdbOut{s: a.s, f: f, selected: -1}
+}
+
+// commandOut writes keys as commands (aof-use-rdb-preamble no).
+type commandOut struct {
+	bw  *bufio.Writer
+	enc rewriteEncoder
+}
+
+func (o *commandOut) items(items []snapItem) error {
+	for _, it := range items {
+		o.bw.Write(o.enc.append(it))
+	}
+	return nil
+}
+
+func (o *commandOut) end() error { return nil }
+
+// rdbOut writes keys as RDB records.
+type rdbOut struct {
+	s        *Server
+	f        *rdbFileWriter
+	selected int
+}
+
+func (o *rdbOut) items(items []snapItem) error {
+	f := o.f
+	for _, it := range items {
+		if it.db != o.selected {
+			f.w.byte1(rdbOpSelectDB)
+			f.w.length(uint64(it.db))
+			o.selected = it.db
+		}
+		if it.expireAt != 0 {
+			f.w.byte1(rdbOpExpireTimeMs)
+			f.w.millis(it.expireAt)
+		}
+		if it.isString {
+			appendRDBKeyValue(&f.w, it.key, it.str, 0)
+		} else {
+			f.w.b = append(f.w.b, it.rec...)
+		}
+		if err := f.flush(64 << 10); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (o *rdbOut) end() error { return o.s.writeRDBTrailer(o.f) }
+
+// loadPreamble loads the RDB payload at the head of the AOF f if there is
+// one, and returns the offset of the commands after it (0 without one).
+// Runs on the executor, with s.loading set.
+func (a *aof) loadPreamble(f *os.File, size int64) (keys int, end int64, err error) {
+	var sig [5]byte
+	if n, _ := f.ReadAt(sig[:], 0); n < len(sig) || string(sig[:]) != "REDIS" {
+		return 0, 0, nil
+	}
+	data := make([]byte, size)
+	if _, err := io.ReadFull(io.NewSectionReader(f, 0, size), data); err != nil {
+		return 0, 0, fmt.Errorf("aof: %w", err)
+	}
+	keys, n, err := a.s.loadRDBPrefix(data, a.path, false)
+	if err != nil {
+		return 0, 0, fmt.Errorf("aof: reading the RDB preamble of %s (AOF loading aborted): %w", a.path, err)
+	}
+	return keys, int64(n), nil
+}
