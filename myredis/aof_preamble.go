@@ -107,21 +107,7 @@ type rdbOut struct {
 func (o *rdbOut) items(items []snapItem) error {
 	f := o.f
 	for _, it := range items {
-		if it.db != o.selected {
-			f.w.byte1(rdbOpSelectDB)
-			f.w.length(uint64(it.db))
-			o.selected = it.db
-		}
-		if it.expireAt != 0 {
-			f.w.byte1(rdbOpExpireTimeMs)
-			f.w.millis(it.expireAt)
-		}
-		if it.isString {
-			appendRDBKeyValue(&f.w, it.key, it.str, 0)
-		} else {
-			f.w.b = append(f.w.b, it.rec...)
-		}
-		if err := f.flush(64 << 10); err != nil {
+		if err := f.writeKey(&o.selected, it.db, it.key, it.isString, it.str, it.rec, it.expireAt); err != nil {
 			return err
 		}
 	}

@@ -357,6 +357,27 @@ func (s *Server) bgsaveInBackground(bg *bgsave) error {
 	return nil
 }
 
+// writeKey writes one captured key: a SELECTDB when its database differs from
+// *selected, its expiry, then its record (a string is encoded here, other types
+// come encoded in rec), flushing every 64 KB. Runs on the saving goroutine.
+func (f *rdbFileWriter) writeKey(selected *int, db int, key string, isString bool, str, rec []byte, expireAt int64) error {
+	if db != *selected {
+		f.w.byte1(rdbOpSelectDB)
+		f.w.length(uint64(db))
+		*selected = db
+	}
+	if expireAt != 0 {
+		f.w.byte1(rdbOpExpireTimeMs)
+		f.w.millis(expireAt)
+	}
+	if isString {
+		appendRDBKeyValue(&f.w, key, str, 0)
+	} else {
+		f.w.b = append(f.w.b, rec...)
+	}
+	return f.flush(64 << 10)
+}
+
 // bgsaveWrite writes the snapshot, asking the executor for the keys in steps.
 func (s *Server) bgsaveWrite(bg *bgsave, out *bufio.Writer) error {
 	f := &rdbFileWriter{w: rdbWriter{compress: bg.compress}, out: out, checksum: bg.checksum}
@@ -381,21 +402,7 @@ func (s *Server) bgsaveWrite(bg *bgsave, out *bufio.Writer) error {
 			return err
 		}
 		for _, it := range items {
-			if it.db != selected {
-				f.w.byte1(rdbOpSelectDB)
-				f.w.length(uint64(it.db))
-				selected = it.db
-			}
-			if it.expireAt != 0 {
-				f.w.byte1(rdbOpExpireTimeMs)
-				f.w.millis(it.expireAt)
-			}
-			if it.isString {
-				appendRDBKeyValue(&f.w, it.key, it.str, 0)
-			} else {
-				f.w.b = append(f.w.b, it.rec...)
-			}
-			if err := f.flush(64 << 10); err != nil {
+			if err := f.writeKey(&selected, it.db, it.key, it.isString, it.str, it.rec, it.expireAt); err != nil {
 				return err
 			}
 		}
