@@ -75,32 +75,42 @@ func (r failoverReport) String() string {
 		r.admittedBeforeKill, r.admittedAfter, r.failoverSeconds, r.waitShortLogs, r.retried, r.enterRepeated)
 }
 
-func TestQueueSurvivesStoreFailover(t *testing.T) {
-	sentinelBin, err := exec.LookPath("redis-sentinel")
-	if err != nil {
-		t.Skip("redis-sentinel not found in PATH: install it (apt-get install redis-sentinel) to run the " +
-			"failover test; .ci/run does")
-	}
+// startHACluster starts a MyRedis master, its replicas and three Sentinels
+// watching it as "mymaster", and waits until the Sentinels see the replicas and
+// each other. The caller closes the returned Sentinel client.
+func startHACluster(t *testing.T, sentinelBin string, replicas int) (*haNode, []string, *redis.SentinelClient) {
+	t.Helper()
 	bin := myredisBinary(t)
 	common := "repl-diskless-sync-delay 0\nsave \"\"\n"
 	master := startHANode(t, bin, common)
-	for i := 0; i < 2; i++ {
+	for range replicas {
 		startHANode(t, bin, common+fmt.Sprintf("replicaof 127.0.0.1 %d\n", master.port))
 	}
 	var sentinelAddrs []string
-	for i := 0; i < 3; i++ {
+	for range 3 {
 		s := startHANode(t, sentinelBin, fmt.Sprintf("sentinel monitor mymaster 127.0.0.1 %d 2\n"+
 			"sentinel down-after-milliseconds mymaster 1000\nsentinel failover-timeout mymaster 10000\n", master.port))
 		sentinelAddrs = append(sentinelAddrs, s.addr)
 	}
 	ctx := context.Background()
 	sc := redis.NewSentinelClient(&redis.Options{Addr: sentinelAddrs[0]})
-	defer sc.Close()
 	require.Eventually(t, func() bool {
 		reps, err := sc.Replicas(ctx, "mymaster").Result()
 		others, err2 := sc.Sentinels(ctx, "mymaster").Result()
-		return err == nil && err2 == nil && len(reps) == 2 && len(others) == 2
+		return err == nil && err2 == nil && len(reps) == replicas && len(others) == 2
 	}, 30*time.Second, 100*time.Millisecond, "the sentinels see the replicas and each other")
+	return master, sentinelAddrs, sc
+}
+
+func TestQueueSurvivesStoreFailover(t *testing.T) {
+	sentinelBin, err := exec.LookPath("redis-sentinel")
+	if err != nil {
+		t.Skip("redis-sentinel not found in PATH: install it (apt-get install redis-sentinel) to run the " +
+			"failover test; .ci/run does")
+	}
+	master, sentinelAddrs, sc := startHACluster(t, sentinelBin, 2)
+	defer sc.Close()
+	ctx := context.Background()
 
 	q := fmt.Sprintf("ha-%d", time.Now().UnixNano())
 	const slot, users = 3, 60
@@ -272,24 +282,9 @@ func TestEventsFollowFailover(t *testing.T) {
 	if err != nil {
 		t.Skip("redis-sentinel not found in PATH (apt-get install redis-sentinel)")
 	}
-	bin := myredisBinary(t)
-	common := "repl-diskless-sync-delay 0\nsave \"\"\n"
-	master := startHANode(t, bin, common)
-	startHANode(t, bin, common+fmt.Sprintf("replicaof 127.0.0.1 %d\n", master.port))
-	var sentinelAddrs []string
-	for i := 0; i < 3; i++ {
-		s := startHANode(t, sentinelBin, fmt.Sprintf("sentinel monitor mymaster 127.0.0.1 %d 2\n"+
-			"sentinel down-after-milliseconds mymaster 1000\nsentinel failover-timeout mymaster 10000\n", master.port))
-		sentinelAddrs = append(sentinelAddrs, s.addr)
-	}
-	ctx := context.Background()
-	sc := redis.NewSentinelClient(&redis.Options{Addr: sentinelAddrs[0]})
+	master, sentinelAddrs, sc := startHACluster(t, sentinelBin, 1)
 	defer sc.Close()
-	require.Eventually(t, func() bool {
-		reps, err := sc.Replicas(ctx, "mymaster").Result()
-		others, err2 := sc.Sentinels(ctx, "mymaster").Result()
-		return err == nil && err2 == nil && len(reps) == 1 && len(others) == 2
-	}, 30*time.Second, 100*time.Millisecond, "the sentinels see the replica and each other")
+	ctx := context.Background()
 
 	store := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: "mymaster", SentinelAddrs: sentinelAddrs})
 	defer store.Close()
