@@ -136,10 +136,10 @@ func (s *Server) runBatch(c *Client) {
 		c.batchDeadline = c.blocked.deadline
 	}
 	c.lastActive.Store(s.lruClock.Load()) // the batch's clock reading (runBatch's start)
-	if s.cfg.MaxMemoryClients != 0 {
-		s.clientMemAfterBatch(c) // client_evict.go
-	}
 	c.replyMem = int64(cap(c.out.Bytes()) + cap(c.blockOut.Bytes()))
+	if s.cfg.MaxMemoryClients != 0 {
+		s.clientMemAfterBatch(c) // client_evict.go: measures replyMem, so after it
+	}
 	if c.guard != nil {
 		c.guard.authed.Store(c.authed) // the guard limits requests until AUTH
 	}
