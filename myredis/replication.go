@@ -865,6 +865,12 @@ func (s *Server) replCron() {
 	rs := &s.repl
 	now := s.clock.Now()
 	period := time.Duration(s.cfg.Repl.pingPeriod()) * time.Second
+	if rs.lastPing.IsZero() {
+		// The period counts from the first cron tick (Redis counts cron loops
+		// from start-up), not from the zero time: a replica that attaches
+		// gets its first PING a period later, not at once.
+		rs.lastPing = now
+	}
 	if len(rs.replicas) > 0 && !s.isReplica() && now.Sub(rs.lastPing) >= period {
 		rs.lastPing = now
 		s.replFeedRaw("PING")
