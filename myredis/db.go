@@ -144,8 +144,8 @@ func (db *DB) expireIfNeeded(key string) bool {
 	if db.s.paused() && !db.s.pause.writing { // CLIENT PAUSE: missing to readers, deleted after (pause.go)
 		return true
 	}
-	key = e.key // the entry's own copy: the caller's may live on its stack
-	db.remove(key)
+	key = e.key            // the entry's own copy: the caller's may live on its stack
+	db.removeByServer(key) // tracking.go
 	db.s.stats.expiredKeys++
 	db.notify(notifyExpired, "expired", key)
 	db.s.propagateExpired(db, key)

@@ -253,7 +253,7 @@ func (s *Server) evictionTask() {
 // evictKey deletes key as an eviction: DEL to the AOF, evicted_keys, the
 // keyspace event "evicted", WATCHers told. Every eviction goes through here.
 func (s *Server) evictKey(db *DB, key string) {
-	db.remove(key)
+	db.removeByServer(key) // tracking.go
 	s.stats.evictedKeys++
 	db.notify(notifyEvicted, "evicted", key) // notify.go
 	s.propagate(db, [][]byte{[]byte("DEL"), []byte(key)})

@@ -224,6 +224,9 @@ func (s *Server) call(c *Client, args [][]byte, w *Writer) {
 		s.reject(c, cmd, w, msgOOM)
 		return
 	}
+	if s.tracking.clients > 0 { // after evicting, before MULTI queues it, as Redis
+		s.trackingLimit() // tracking.go
+	}
 	if msg := s.replicationRefusal(c, cmd); msg != "" { // replication_guard.go
 		s.reject(c, cmd, w, msg)
 		return
@@ -250,9 +253,6 @@ func (s *Server) call(c *Client, args [][]byte, w *Writer) {
 		return
 	}
 	c.lastCmd = cmd.name
-	if s.tracking.clients > 0 {
-		s.trackingLimit() // tracking.go
-	}
 	x := &c.x
 	*x = Ctx{s: s, c: c, db: c.db, cmd: cmd, args: args, w: w}
 	s.exec(x)
@@ -270,7 +270,9 @@ func (s *Server) exec(x *Ctx) {
 	if s.beforeWrite != nil && x.cmd.flags&flagWrite != 0 {
 		s.beforeWrite(x)
 	}
-	opened := s.beginUnit() // propagate.go
+	executing := s.tracking.executing // a command inside EXEC or a script: already set
+	s.tracking.executing = true       // the running client's invalidations follow its reply (tracking.go)
+	opened := s.beginUnit()           // propagate.go
 	before := s.dirty
 	mark := x.w.Len()
 	if x.cmd.intro&introMonitorFirst != 0 && len(s.intro.monitors) > 0 {
@@ -305,6 +307,7 @@ func (s *Server) exec(x *Ctx) {
 	if ns >= s.intro.slowNs || len(s.intro.monitors) > 0 {
 		s.observe(x, ns) // slow log, latency monitor, MONITOR (introspect.go)
 	}
+	s.tracking.executing = executing
 	if s.dirty != before && x.cmd.flags&flagWrite != 0 {
 		args := x.args
 		if x.rewrite != nil {

@@ -40,6 +40,15 @@ type trackingState struct {
 	served  []string
 	// evictEffort grows while trackingLimit cannot get under the limit
 	evictEffort int
+	// executing is set while a command's handler runs (Redis's
+	// CLIENT_EXECUTING_COMMAND): only then do the running client's own
+	// invalidations wait for its reply; a key evicted or dropped by the table
+	// limit before the command runs is announced before the reply
+	executing bool
+	// byServer is set while the server deletes a key by itself (expiry,
+	// eviction): no client changed it, so a NOLOOP BCAST client hears of it
+	// even when it ran the command that found it expired
+	byServer bool
 }
 
 // bcastPrefix is one BCAST prefix: its clients, and the keys under it changed
@@ -344,9 +353,13 @@ func commandKeys(cmd *command, args [][]byte) [][]byte {
 // prefixes collect it, and every client that read it is told, once.
 func (s *Server) trackingInvalidate(key string) {
 	current := s.runningClient
+	changer := current
+	if s.tracking.byServer {
+		changer = nil
+	}
 	for p, bp := range s.tracking.prefixes {
 		if strings.HasPrefix(key, p) {
-			bp.changed[key] = current
+			bp.changed[key] = changer
 		}
 	}
 	ids := s.tracking.keys[key]
@@ -361,15 +374,16 @@ func (s *Server) trackingInvalidate(key string) {
 			continue
 		}
 		switch {
+		case target == current && target.tracking.noloop:
+			// not told of its own changes (nor of keys that expire or are
+			// evicted while it runs a command: Redis checks current_client)
 		case target == s.tracking.serving:
 			if !target.tracking.noloop {
 				s.tracking.served = append(s.tracking.served, key)
 			}
-		case target == current:
-			if !target.tracking.noloop {
-				k := key
-				s.tracking.pending = append(s.tracking.pending, &k)
-			}
+		case target == current && s.tracking.executing:
+			k := key
+			s.tracking.pending = append(s.tracking.pending, &k)
 		default:
 			s.sendInvalidation(target, appendKeysArray(nil, []string{key}), nil)
 		}
@@ -501,10 +515,15 @@ func (s *Server) sendInvalidation(c *Client, payload []byte, out *Writer) {
 // NOLOOP client does not hear of its own changes), after a batch, as Redis does
 // before it sleeps.
 func (s *Server) trackingBroadcast() {
-	for _, bp := range s.tracking.prefixes {
-		if len(bp.changed) == 0 {
-			continue
+	var ready []string // prefixes with changed keys, sent in byte order as Redis's
+	for p, bp := range s.tracking.prefixes {
+		if len(bp.changed) > 0 {
+			ready = append(ready, p)
 		}
+	}
+	sort.Strings(ready)
+	for _, p := range ready {
+		bp := s.tracking.prefixes[p]
 		keys := make([]string, 0, len(bp.changed))
 		for k := range bp.changed {
 			keys = append(keys, k)
@@ -540,9 +559,7 @@ func (s *Server) trackingLimit() {
 		return
 	}
 	effort := 100 * (s.tracking.evictEffort + 1)
-	current := s.runningClient
-	s.runningClient = nil // as Redis's NULL client: nobody's own key
-	for key := range s.tracking.keys {
+	for key := range s.tracking.keys { // no command runs now: sent at once
 		if effort == 0 {
 			break
 		}
@@ -550,11 +567,9 @@ func (s *Server) trackingLimit() {
 		s.trackingInvalidate(key)
 		if int64(len(s.tracking.keys)) <= max {
 			s.tracking.evictEffort = 0
-			s.runningClient = current
 			return
 		}
 	}
-	s.runningClient = current
 	s.tracking.evictEffort++
 }
 
@@ -570,4 +585,14 @@ func (s *Server) trackingInfoStats() [][2]string {
 		{"tracking_total_items", strconv.FormatInt(s.tracking.items, 10)},
 		{"tracking_total_prefixes", strconv.Itoa(len(s.tracking.prefixes))},
 	}
+}
+
+// removeByServer is DB.remove for a key the server deletes by itself (expired,
+// evicted): as Redis's signalModifiedKey(NULL, ...), no client changed it.
+func (db *DB) removeByServer(key string) {
+	t := &db.s.tracking
+	prev := t.byServer
+	t.byServer = true
+	db.remove(key)
+	t.byServer = prev
 }
