@@ -144,12 +144,21 @@ func (w *Writer) Verbatim(s string) {
 	w.BulkString(s)
 }
 
-// VerbatimAs writes a verbatim string of a three-letter format (a script's
-// {verbatim_string=...}), a bulk string in RESP2.
+// VerbatimAs writes a verbatim string of a script's format ({verbatim_string=...}),
+// a bulk string in RESP2. The format is three bytes, as Redis's addReplyVerbatim
+// takes them: a longer one is cut, a shorter one padded with blanks.
 func (w *Writer) VerbatimAs(format, s string) {
 	if w.resp3 {
 		w.b = append(append(append(w.b, '='), strconv.Itoa(len(s)+4)...), "\r\n"...)
-		w.b = append(append(append(append(w.b, format...), ':'), s...), "\r\n"...)
+		for i := range 3 {
+			if i < len(format) && format[i] != 0 { // Redis reads a C string: NUL ends it
+				w.b = append(w.b, format[i])
+				continue
+			}
+			format = ""
+			w.b = append(w.b, ' ')
+		}
+		w.b = append(append(append(w.b, ':'), s...), "\r\n"...)
 		return
 	}
 	w.BulkString(s)

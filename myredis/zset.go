@@ -1089,6 +1089,12 @@ func appendScore(dst []byte, f float64) []byte {
 		// several times faster than the 17-digit float path.
 		return strconv.AppendInt(dst, int64(f), 10)
 	}
+	if math.IsNaN(f) { // only a script's {double=0/0}: glibc's %.17g spelling
+		if math.Signbit(f) {
+			return append(dst, "-nan"...)
+		}
+		return append(dst, "nan"...)
+	}
 	// Go's 'g' with precision 17 matches C's %.17g, trailing-zero removal
 	// and two-digit exponents included (checked against glibc on 200k
 	// values, and by TestFormatScore).
