@@ -44,7 +44,7 @@ func (x *Ctx) clientUnblock() {
 	x.s.mu.Lock()
 	target := x.s.clients[id]
 	x.s.mu.Unlock()
-	if target == nil || target.blocked == nil {
+	if target == nil || target.blocked == nil || target.blocked.migrating {
 		x.w.Int(0)
 		return
 	}

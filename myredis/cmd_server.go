@@ -546,7 +546,9 @@ func infoStats(s *Server) [][2]string {
 		{"keyspace_hits", itoa(s.stats.keyspaceHits)},
 		{"keyspace_misses", itoa(s.stats.keyspaceMisses)},
 		{"total_error_replies", itoa(s.estats.errorReplies)},
-	}, append(s.pubsubInfo(), s.trackingInfoStats()...)...)
+	}, append(append(s.pubsubInfo(),
+		[2]string{"migrate_cached_sockets", itoa(s.migrate.open.Load())}), // migrate_conn.go
+		s.trackingInfoStats()...)...)
 }
 
 func infoKeyspace(s *Server) [][2]string {

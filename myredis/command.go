@@ -211,6 +211,7 @@ var commandGroups = []func() []*command{
 	commandsShutdown,
 	commandsPersistence,
 	commandsDump,
+	commandsMigrate,
 	commandsKeyspace,
 	commandsFunctions,
 	commandsGeo,

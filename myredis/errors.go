@@ -195,6 +195,15 @@ const (
 	msgDumpUnsupported = "ERR this value type cannot be serialized yet"
 )
 
+// MIGRATE (cmd_migrate.go, migrate_conn.go).
+const (
+	msgMigrateKeysArg     = "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string"
+	msgMigrateConnect     = "IOERR error or timeout connecting to the client"
+	msgMigrateIOWrite     = "IOERR error or timeout writing to target instance"
+	msgMigrateIORead      = "IOERR error or timeout reading to target instance"
+	msgMigrateTargetError = "ERR Target instance replied with error: "
+)
+
 // Bits, string ranges (SETRANGE, LCS) and HyperLogLog.
 const (
 	msgBitOffset        = "ERR bit offset is not an integer or out of range"

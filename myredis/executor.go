@@ -178,6 +178,9 @@ type Ctx struct {
 	readyKey string
 	// redacted are the arguments the slow log and MONITOR hide (introspect.go)
 	redacted []int
+	// migrated, set when a MIGRATE's transfer is over, is its outcome: the
+	// command runs again to finish (cmd_migrate.go)
+	migrated *migrateJob
 }
 
 // call runs one command for c: lookup, arity, auth, MULTI queueing, then the
@@ -240,6 +243,10 @@ func (s *Server) call(c *Client, args [][]byte, w *Writer) {
 		return
 	}
 	if s.pause.kind != pauseOff && s.pausesCall(c, cmd, args) { // pause.go
+		s.postpone(c)
+		return
+	}
+	if len(s.migratingDBs) > 0 && s.migrationHolds(c, cmd, args) { // cmd_migrate.go
 		s.postpone(c)
 		return
 	}
@@ -420,6 +427,9 @@ type blockState struct {
 	// postponed: stopped by CLIENT PAUSE before its command ran (pause.go); no
 	// keys, no deadline, and nothing is answered when it is released
 	postponed bool
+	// migrating: a MIGRATE waiting for its target (cmd_migrate.go); CLIENT
+	// UNBLOCK cannot end it
+	migrating bool
 }
 
 type dbKey struct {

@@ -38,13 +38,19 @@ type Server struct {
 	mu      sync.Mutex // guards clients (accept/close run on connection goroutines)
 	clients map[int64]*Client
 
+	migrate migrateCache // MIGRATE's cached connections, used off the executor (migrate_conn.go)
+
 	// executor-owned
 	dirty    int64 // count of changes, as Redis's server.dirty
 	blocking map[dbKey][]*Client
-	ready    []dbKey
-	loading  bool           // replaying the AOF: no expiry deletes
-	pubsub   pubsubRegistry // channels and patterns to subscribers (pubsub.go)
-	tracking trackingState  // client-side caching (tracking.go)
+	// migrating counts the MIGRATEs in flight holding each key, migratingDBs
+	// those holding keys of each database (cmd_migrate.go)
+	migrating    map[dbKey]int
+	migratingDBs map[*DB]int
+	ready        []dbKey
+	loading      bool           // replaying the AOF: no expiry deletes
+	pubsub       pubsubRegistry // channels and patterns to subscribers (pubsub.go)
+	tracking     trackingState  // client-side caching (tracking.go)
 	// runningClient is the client whose batch runs now (pushTo writes its own
 	// messages into its replies)
 	runningClient *Client
@@ -240,6 +246,7 @@ func (s *Server) Close() error {
 		ln.Close() // in case redcon had not started accepting yet
 	}
 	s.closeTLS()          // tls.go
+	s.migrate.closeAll()  // migrate_conn.go
 	s.scriptGuard.abort() // a script that never ends would hold the executor
 	s.submit(func() {})   // let in-flight jobs finish
 	for _, h := range s.closeHooks {

@@ -55,6 +55,9 @@ func (s *Server) clientsCron() {
 		if !s.toExecutor(s.clientsCronTask) {
 			return
 		}
+		if tick%10 == 0 {
+			s.migrate.closeIdle(time.Now()) // as Redis's serverCron, once a second (migrate_conn.go)
+		}
 		if tick%10 == 0 && s.live.timeout.Load() > 0 && !s.toExecutor(s.closeIdleClients) {
 			return
 		}
