@@ -89,7 +89,7 @@ func cmdClientTracking(x *Ctx) {
 			if !ok {
 				return
 			}
-			if x.s.clientByID(id) == nil {
+			if x.s.trackingClient(id) == nil {
 				x.err(msgTrackingNoRedirect)
 				return
 			}
@@ -222,6 +222,16 @@ func (s *Server) clientByID(id int64) *Client {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.clients[id]
+}
+
+// trackingClient finds a connected client that is not closing: one that said
+// QUIT or was killed is gone for tracking, as Redis has freed it by the time its
+// QUIT's OK is read (its connection goroutine forgets it a moment later here).
+func (s *Server) trackingClient(id int64) *Client {
+	if c := s.clientByID(id); c != nil && !c.closing {
+		return c
+	}
+	return nil
 }
 
 // cmdClientCaching is CLIENT CACHING YES|NO.
@@ -369,7 +379,7 @@ func (s *Server) trackingInvalidate(key string) {
 	delete(s.tracking.keys, key)
 	s.tracking.items -= int64(len(ids))
 	for _, id := range sortedIDs(ids) {
-		target := s.clientByID(id)
+		target := s.trackingClient(id)
 		if target == nil || target.tracking == nil || target.tracking.bcast {
 			continue
 		}
@@ -480,7 +490,7 @@ func (s *Server) sendInvalidation(c *Client, payload []byte, out *Writer) {
 	target := c
 	redirected := false
 	if id := c.tracking.redirect; id != 0 {
-		target = s.clientByID(id)
+		target = s.trackingClient(id)
 		if target == nil {
 			c.tracking.brokenRedir = true
 			if c.resp == 3 {
