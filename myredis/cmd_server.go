@@ -238,6 +238,10 @@ func (s *Server) configParams() map[string]func() string {
 
 		// clients
 		"client-query-buffer-limit": func() string { return strconv.FormatInt(c.queryBufferLimit(), 10) },
+
+		// hidden (hiddenConfigs)
+		"key-load-delay":     func() string { return strconv.Itoa(c.KeyLoadDelay) },
+		"rdb-key-save-delay": func() string { return strconv.Itoa(c.RDBKeySaveDelay) },
 	}
 	for name, get := range s.moreConfigParams() { // config_more.go
 		params[name] = get
@@ -271,6 +275,9 @@ func configGetNames(params map[string]func() string, args [][]byte) map[string]s
 			continue
 		}
 		for name := range params {
+			if hiddenConfigs[name] {
+				continue // shown only when named
+			}
 			if _, dup := shown[name]; !dup && globMatchNoCase(typed, name) {
 				shown[name] = name
 			}
@@ -289,11 +296,16 @@ var runtimeSettable = map[string]bool{
 	"maxmemory-samples": true, "maxmemory-eviction-tenacity": true, "lfu-log-factor": true, "lfu-decay-time": true,
 	"auto-aof-rewrite-percentage": true, "auto-aof-rewrite-min-size": true,
 	"set-max-intset-entries": true, "client-query-buffer-limit": true, "client-output-buffer-limit": true,
-	"notify-keyspace-events": true,
-	"acllog-max-len":         true, "acl-pubsub-default": true, // acl_server.go
+	"notify-keyspace-events": true, "port": true, "bind": true,
+	"key-load-delay": true, "rdb-key-save-delay": true,
+	"acllog-max-len": true, "acl-pubsub-default": true, // acl_server.go
 	"tls-cert-file": true, "tls-key-file": true, "tls-ca-cert-file": true, "tls-ca-cert-dir": true, // tls.go
 	"tls-auth-clients": true, "tls-replication": true, "tls-protocols": true,
 }
+
+// hiddenConfigs are Redis's HIDDEN_CONFIG settings: CONFIG GET shows them only
+// when asked by name, never for a pattern.
+var hiddenConfigs = map[string]bool{"key-load-delay": true, "rdb-key-save-delay": true}
 
 // protectedConfigs are refused by CONFIG SET (enable-protected-configs is no).
 var protectedConfigs = map[string]bool{"dbfilename": true, "dir": true}
@@ -369,6 +381,10 @@ func (x *Ctx) configSet() {
 	}
 	if msg := x.s.checkTLSConfig(next); msg != "" { // tls.go
 		x.w.Errorf(msgConfigSetFailed, names[0], msg)
+		return
+	}
+	if param, msg := x.s.relisten(names, next); msg != "" { // listen.go
+		x.w.Errorf(msgConfigSetFailed, param, msg)
 		return
 	}
 	x.s.applyConfig(next)

@@ -49,6 +49,11 @@ type Config struct {
 	RDBNoCompression, RDBNoChecksum bool
 	// AOFNoRDBPreamble is aof-use-rdb-preamble no (aof_preamble.go).
 	AOFNoRDBPreamble bool
+	// KeyLoadDelay and RDBKeySaveDelay are Redis's hidden testing settings
+	// key-load-delay and rdb-key-save-delay: a pause in microseconds after
+	// each key loaded from or saved to an RDB payload (negative -n: a 1 us
+	// pause once in n keys on average), see debugDelay.
+	KeyLoadDelay, RDBKeySaveDelay int
 
 	// Settings of config_more.go: see there.
 	Save         [][2]int64 // save points (seconds, changes); MyRedis saves through the AOF
@@ -219,16 +224,17 @@ func (c *Config) Set(name, val string) error {
 	switch strings.ToLower(name) {
 	case "port":
 		c.Port, err = intInRange(val, 0, 65535)
+	case "key-load-delay":
+		c.KeyLoadDelay, err = intInRange(val, math.MinInt32, math.MaxInt32)
+	case "rdb-key-save-delay":
+		c.RDBKeySaveDelay, err = intInRange(val, math.MinInt32, math.MaxInt32)
 	case "bind":
 		addrs := strings.Fields(val)
 		if len(addrs) == 0 {
 			c.Bind = ""
 			break
 		}
-		c.Bind = strings.TrimPrefix(addrs[0], "-") // "-": optional address, as Redis
-		if len(addrs) > 1 {
-			c.noteUnsupported("bind (only the first address is listened on)")
-		}
+		c.Bind = strings.Join(addrs, " ") // every address is listened on (listen.go)
 	case "requirepass":
 		c.RequirePass = val
 	case "databases":

@@ -15,7 +15,7 @@ func TestLoadDebianConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Port != 6379 || cfg.Bind != "127.0.0.1" || cfg.Timeout != 0 || cfg.TCPKeepAlive != 300 ||
+	if cfg.Port != 6379 || cfg.Bind != "127.0.0.1 -::1" || cfg.Timeout != 0 || cfg.TCPKeepAlive != 300 ||
 		!cfg.Daemonize || cfg.PidFile != "/run/redis/redis-server.pid" ||
 		cfg.LogFile != "/var/log/redis/redis-server.log" || cfg.Dir != "/var/lib/redis" ||
 		cfg.Databases != 16 || cfg.AppendOnly || cfg.AppendFsync != "everysec" || cfg.Hz != 10 ||

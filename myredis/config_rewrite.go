@@ -180,6 +180,8 @@ func (s *Server) rewriteSettings(st *configRewriteState) {
 		switch name {
 		case "save":
 			s.rewriteSave(st)
+		case "replicaof":
+			continue // after the loop
 		case "client-output-buffer-limit":
 			rewriteObufLimits(st, c.ObufLimits)
 		case "requirepass":

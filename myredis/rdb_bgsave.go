@@ -57,6 +57,7 @@ type bgsave struct {
 	// the settings at t0, read by the saver (s.cfg is the executor's)
 	compress, checksum bool
 	dir, path          string
+	keySaveDelay       int // rdb-key-save-delay
 	// stream, when set, takes the snapshot instead of the file: a diskless
 	// sync writes it to replicas (replication.go)
 	stream func(fill func(*bufio.Writer) error) error
@@ -115,7 +116,7 @@ func (s *Server) startSnapshot(stream func(fill func(*bufio.Writer) error) error
 	}
 	bg := &bgsave{touched: make(map[dbKey]struct{}), dirty: s.dirty, started: time.Now(), scanning: true,
 		compress: s.cfg.rdbCompression(), checksum: s.cfg.rdbChecksum(), dir: s.cfg.Dir, path: s.rdbPath(),
-		stream: stream, replAux: s.replAuxFields()}
+		keySaveDelay: s.cfg.RDBKeySaveDelay, stream: stream, replAux: s.replAuxFields()}
 	if libs := s.functionsPtr.Load(); libs != nil {
 		for _, lib := range libs.sorted() {
 			bg.functions = append(bg.functions, lib.code)
@@ -405,6 +406,7 @@ func (s *Server) bgsaveWrite(bg *bgsave, out *bufio.Writer) error {
 			if err := f.writeKey(&selected, it.db, it.key, it.isString, it.str, it.rec, it.expireAt); err != nil {
 				return err
 			}
+			debugDelay(bg.keySaveDelay) // rdb-key-save-delay, off the executor
 		}
 		if done {
 			// every captured string is encoded: writes may change strings in

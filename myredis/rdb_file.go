@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -127,6 +128,7 @@ func (s *Server) writeRDB(out *bufio.Writer) error {
 				return
 			}
 			err = f.flush(64 << 10)
+			debugDelay(s.cfg.RDBKeySaveDelay) // rdb-key-save-delay (SAVE holds the executor, as Redis's)
 		})
 		if err != nil {
 			return err
@@ -405,9 +407,26 @@ func (l *rdbLoader) item(op byte) string {
 	case rdbOpFunction:
 		return "the file holds a pre-7.0 FUNCTION record, which MyRedis does not read"
 	default:
-		return l.keyValue(op)
+		if msg := l.keyValue(op); msg != "" {
+			return msg
+		}
+		debugDelay(l.s.cfg.KeyLoadDelay) // key-load-delay
 	}
 	return ""
+}
+
+// debugDelay pauses for Redis's key-load-delay and rdb-key-save-delay: usec
+// microseconds, or for a negative -n a 1 us pause with probability 1/n.
+func debugDelay(usec int) {
+	if usec < 0 {
+		if rand.IntN(-usec) != 0 {
+			return
+		}
+		usec = 1
+	}
+	if usec > 0 {
+		time.Sleep(time.Duration(usec) * time.Microsecond)
+	}
 }
 
 // function installs one library.

@@ -184,6 +184,12 @@ func (r *ReplConfig) minReplicasMaxLag() int {
 // params adds CONFIG GET's replication entries.
 func (r *ReplConfig) params(p map[string]func() string) {
 	yesNo := map[bool]string{true: "yes", false: "no"}
+	p["replicaof"] = func() string { // immutable: REPLICAOF changes it
+		if r.MasterHost == "" {
+			return ""
+		}
+		return r.MasterHost + " " + strconv.Itoa(r.MasterPort)
+	}
 	p["masterauth"] = func() string { return r.MasterAuth }
 	p["masteruser"] = func() string { return r.MasterUser }
 	p["repl-backlog-size"] = func() string { return strconv.FormatInt(r.backlogSize(), 10) }

@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -186,15 +185,19 @@ func (s *Server) ListenAndServe() error {
 	if s.cfg.Port == 0 && s.cfg.TLS.Port != 0 { // port 0: TLS only, as Redis
 		return s.serveWithoutTCP()
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(s.cfg.Bind, strconv.Itoa(s.cfg.Port)))
+	lns, err := listenAll(s.cfg.Bind, s.cfg.Port) // listen.go
 	if err != nil {
 		return err
 	}
-	return s.Serve(ln)
+	return s.Serve(newPortListener(lns))
 }
 
-// Serve accepts connections on ln until Close.
+// Serve accepts connections on ln until Close. CONFIG SET port and bind move
+// the listener to a new address (listen.go).
 func (s *Server) Serve(ln net.Listener) error {
+	if _, ok := ln.(*portListener); !ok {
+		ln = newPortListener([]net.Listener{ln})
+	}
 	rc := redcon.NewServer(ln.Addr().String(), s.handle, s.accept, s.closed)
 	s.mu.Lock()
 	select {

@@ -222,10 +222,11 @@ func (s *Server) ListenTLS() error {
 	if err != nil {
 		return fmt.Errorf("Failed to configure TLS: %v", err)
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(s.cfg.Bind, strconv.Itoa(s.cfg.TLS.Port)))
+	lns, err := listenAll(s.cfg.Bind, s.cfg.TLS.Port) // listen.go
 	if err != nil {
 		return err
 	}
+	ln := newPortListener(lns)
 	st := &tlsState{ln: ln}
 	st.cfg.Store(cfg)
 	st.rc = redcon.NewServer(ln.Addr().String(), s.handle, s.accept, s.closed)
