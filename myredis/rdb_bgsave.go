@@ -31,10 +31,11 @@ import (
 // The file is written to temp-bg-<pid>.rdb, fsynced and renamed over
 // dbfilename as SAVE's.
 //
-// A large sorted set or hash (more than zsetSlice members or slots) is
-// encoded a slice per job, as the AOF rewrite does, so that a value of
-// millions of members never holds the executor for long: the first job writes
-// its type, key and count, each later job zsetSlice more members, and the
+// A large sorted set, hash, set or list (more than zsetSlice members, slots
+// or elements) or stream (more than streamRDBSlice nodes) is encoded a slice
+// per job, so that a value of millions of members never holds the executor
+// for long: the first job writes its type, key and count, each later job
+// rdbSliceStep more positions (a stream's groups come with its last), and the
 // scan waits meanwhile. Its record must stay whole in the file, so what other
 // jobs capture meanwhile (keys about to be written) waits in bg.later until
 // the last slice. A write to the value being sliced first encodes the rest of
@@ -236,6 +237,18 @@ func rdbSliceOf(v any) rdbSliceable {
 		if v.big != nil && v.sliceLen() > zsetSlice {
 			return v
 		}
+	case *setValue:
+		if v.hash && v.Len() > zsetSlice {
+			return v
+		}
+	case *list:
+		if v.Len() > zsetSlice {
+			return v
+		}
+	case *stream:
+		if v.nodes.Len() > streamRDBSlice {
+			return v
+		}
 	}
 	return nil
 }
@@ -254,15 +267,15 @@ func (s *Server) bgsaveSlice(bg *bgsave, all bool) {
 		w.str([]byte(c.key))
 		w.b[at] = c.v.appendRDBHead(&w)
 	}
-	end := c.v.sliceLen()
+	end := c.v.rdbSliceLen()
 	if !all {
-		end = min(c.next+zsetSlice, end)
+		end = min(c.next+c.v.rdbSliceStep(), end)
 	}
 	c.v.appendRDBSlice(&w, c.next, end)
 	c.next = end
 	it.rec = w.b
 	bg.items = append(bg.items, it)
-	if end == c.v.sliceLen() {
+	if end == c.v.rdbSliceLen() {
 		bg.slicing[0] = nil
 		bg.slicing = bg.slicing[1:]
 		if len(bg.slicing) == 0 {

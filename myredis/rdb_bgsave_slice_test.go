@@ -9,8 +9,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestBgsaveSlicesLargeValues: a BGSAVE encodes a large sorted set or hash a
-// slice per executor job (no job encodes more than zsetSlice members), the
+// bigValueKeys are the large values TestBgsaveSlicesLargeValues saves.
+var bigValueKeys = []string{"big", "bighash", "bigset", "biglist", "bigstream"}
+
+// TestBgsaveSlicesLargeValues: a BGSAVE encodes a large sorted set, hash,
+// set, list or stream a slice per executor job (no job encodes more than zsetSlice members), the
 // slices make exactly the record a whole encoding makes, with no other record
 // in between, and a write to the value being sliced first encodes the rest of
 // it as it was.
@@ -21,17 +24,25 @@ func TestBgsaveSlicesLargeValues(t *testing.T) {
 	var whole map[string][]byte
 	s.submit(func() {
 		db := s.dbs[0]
-		z, h := newZSet(), newHash()
+		z, h, set, l, st := newZSet(), newHash(), newSet(), newList(-2), newStream()
 		for i := range n {
 			z.Add("m"+strconv.Itoa(i), float64(i)/7)
 			h.set([]byte("f"+strconv.Itoa(i)), []byte("v"+strconv.Itoa(i)))
+			set.add([]byte("s"+strconv.Itoa(i)), 512)
+			l.PushBack([]byte("e" + strconv.Itoa(i)))
+			st.add(streamID{ms: uint64(i + 1)}, [][]byte{[]byte("f"), []byte(strconv.Itoa(i))}, 4096, 100)
 		}
 		db.add("big", z)
 		db.add("bighash", h)
+		db.add("bigset", set)
+		db.add("biglist", l)
+		db.add("bigstream", st)
 		db.add("small", []byte("x"))
-		require.NotNil(t, rdbSliceOf(h), "a hash of %d fields is sliced", n)
+		for _, k := range bigValueKeys {
+			require.NotNil(t, rdbSliceOf(db.entry(k).val), "%s of %d members is sliced", k, n)
+		}
 		whole = map[string][]byte{}
-		for _, k := range []string{"big", "bighash"} {
+		for _, k := range bigValueKeys {
 			w := rdbWriter{}
 			appendRDBKeyValue(&w, k, db.entry(k).val, 0)
 			whole[k] = w.b
@@ -41,39 +52,45 @@ func TestBgsaveSlicesLargeValues(t *testing.T) {
 		t.Run("write midway "+strconv.FormatBool(writeMidway), func(t *testing.T) {
 			recs := map[string][]byte{}
 			var order []string
-			cur, steps, maxStep := "", 0, 0
+			cur, steps := "", 0
+			maxStep := map[string]int{} // the most of a key's record one job encoded
 			bg := &bgsave{touched: map[dbKey]struct{}{}}
 			for done := false; !done; {
 				var items []rdbItem
 				s.submit(func() {
 					items, done, _ = s.bgsaveStep(bg)
 					if writeMidway && steps == 2 {
-						// ZADD big: the executor's write hook finishes the value first
-						s.bgsaveCapture(bg, dbKey{s.dbs[0], "big"})
-						s.bgsaveCapture(bg, dbKey{s.dbs[0], "bighash"})
+						// ZADD big and the like: the executor's write hook finishes the value first
+						for _, k := range bigValueKeys {
+							s.bgsaveCapture(bg, dbKey{s.dbs[0], k})
+						}
 					}
 				})
 				steps++
-				size := 0
+				size := map[string]int{}
 				for _, it := range items {
 					if it.key != "" {
 						cur = it.key
 						order = append(order, cur)
 					}
 					recs[cur] = append(recs[cur], it.rec...)
-					size += len(it.rec)
+					size[cur] += len(it.rec)
 				}
-				maxStep = max(maxStep, size)
+				for k, n := range size {
+					maxStep[k] = max(maxStep[k], n)
+				}
 			}
 			// a continuation slice goes to the last record begun: another record
 			// between two slices would spoil both comparisons
 			for k, want := range whole {
 				assert.True(t, bytes.Equal(want, recs[k]), "%s: the slices make the whole record", k)
 			}
-			assert.ElementsMatch(t, []string{"big", "bighash", "small"}, order, "each record once")
+			assert.ElementsMatch(t, append([]string{"small"}, bigValueKeys...), order, "each record once")
 			if !writeMidway {
-				assert.Greater(t, steps, 2*5, "each large value took several jobs")
-				assert.Less(t, maxStep, len(whole["big"])/3, "no job encoded a large value whole")
+				assert.Greater(t, steps, len(bigValueKeys)*5, "each large value took several jobs")
+				for k, rec := range whole {
+					assert.Less(t, maxStep[k], len(rec)/3, "%s: no job encoded it whole", k)
+				}
 			}
 		})
 	}

@@ -34,6 +34,8 @@ func dbContents(t *testing.T, c *redistest.Conn, dbs int) map[string]string {
 				val = c.Do("LRANGE", k, "0", "-1")
 			case "+set\r\n":
 				val = sortedArray(c.Do("SMEMBERS", k))
+			case "+stream\r\n":
+				val = c.Do("XRANGE", k, "-", "+") + c.Do("XINFO", "GROUPS", k) + c.Do("XPENDING", k, "g") // (the extended form has idle times)
 			default:
 				t.Fatalf("key %q of type %q", k, typ)
 			}
@@ -223,5 +225,78 @@ func TestBgsaveServesClientsDuringAHugeValue(t *testing.T) {
 	got := []string{c2.Do("ZCARD", "big"), c2.Do("HLEN", "bighash"), c2.Do("ZRANGE", "big", "-3", "-1", "WITHSCORES")}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("after reload %q, want %q", got, want)
+	}
+}
+
+// TestBgsaveLargeValuesUnderWrites: large sets, lists, streams, sorted sets
+// and hashes (each saved a slice per executor job) changed while BGSAVE runs
+// are saved as they were when BGSAVE was answered. Each round of writes
+// changes one more key for the first time, so that first changes land before,
+// during and after the scan slices each value.
+func TestBgsaveLargeValuesUnderWrites(t *testing.T) {
+	dir := t.TempDir()
+	_, addr := redistest.StartMyRedisConfig(t, myredis.Config{Dir: dir})
+	c := redistest.Dial(t, addr)
+	const keys, members, batch = 4, 20000, 1000
+	for k := range keys {
+		for i := 0; i < members; i += batch {
+			cmds := [][]string{{"SADD", fmt.Sprint("s", k)}, {"RPUSH", fmt.Sprint("l", k)},
+				{"ZADD", fmt.Sprint("z", k)}, {"HSET", fmt.Sprint("h", k)}}
+			for j := i; j < i+batch; j++ {
+				cmds[0] = append(cmds[0], fmt.Sprint("m", j))
+				cmds[1] = append(cmds[1], fmt.Sprint("e", j))
+				cmds[2] = append(cmds[2], fmt.Sprint(j), fmt.Sprint("m", j))
+				cmds[3] = append(cmds[3], fmt.Sprint("f", j), fmt.Sprint(j))
+				cmds = append(cmds, []string{"XADD", fmt.Sprint("x", k), fmt.Sprint(j+1, "-1"), "f", fmt.Sprint(j)})
+			}
+			c.Pipeline(cmds...)
+		}
+		x := fmt.Sprint("x", k)
+		c.Pipeline([]string{"XGROUP", "CREATE", x, "g", "0"},
+			[]string{"XREADGROUP", "GROUP", "g", "c1", "COUNT", "50", "STREAMS", x, ">"})
+	}
+	want := dbContents(t, c, 1)
+	changes := func(round int) [][]string {
+		var cmds [][]string
+		for k := range min(round/5+1, keys) {
+			r := fmt.Sprint(round)
+			cmds = append(cmds,
+				[]string{"SADD", fmt.Sprint("s", k), "new" + r}, []string{"SREM", fmt.Sprint("s", k), "m" + r},
+				[]string{"RPUSH", fmt.Sprint("l", k), "new" + r}, []string{"LPOP", fmt.Sprint("l", k)},
+				[]string{"LSET", fmt.Sprint("l", k), "100", "changed" + r},
+				[]string{"ZADD", fmt.Sprint("z", k), "-1", "new" + r}, []string{"HSET", fmt.Sprint("h", k), "f1", r},
+				[]string{"XADD", fmt.Sprint("x", k), "*", "new", r}, []string{"XDEL", fmt.Sprint("x", k), fmt.Sprint(round+100, "-1")},
+				[]string{"XACK", fmt.Sprint("x", k), "g", fmt.Sprint(round+1, "-1")},
+				[]string{"XTRIM", fmt.Sprint("x", k), "MINID", fmt.Sprint(round*10+1)})
+		}
+		return cmds
+	}
+	replies := c.Pipeline(append([][]string{{"BGSAVE"}}, changes(0)...)...)
+	if replies[0] != "+Background saving started\r\n" {
+		t.Fatalf("BGSAVE: %q", replies[0])
+	}
+	rounds := 1
+	for ; strings.Contains(c.Do("INFO", "persistence"), "rdb_bgsave_in_progress:1"); rounds++ {
+		c.Pipeline(changes(rounds)...)
+	}
+	t.Logf("rounds of writes while BGSAVE ran: %d", rounds)
+	waitBgsave(t, c)
+	if info := c.Do("INFO", "persistence"); !strings.Contains(info, "rdb_last_bgsave_status:ok\r\n") {
+		t.Fatalf("INFO after BGSAVE: %s", info)
+	}
+	_, addr2 := redistest.StartMyRedisConfig(t, myredis.Config{Dir: dir})
+	got := dbContents(t, redistest.Dial(t, addr2), 1)
+	if len(got) != len(want) {
+		t.Errorf("%d keys loaded, want %d", len(got), len(want))
+	}
+	for k, w := range want {
+		if got[k] != w {
+			g := got[k]
+			i := 0
+			for i < len(g) && i < len(w) && g[i] == w[i] {
+				i++
+			}
+			t.Errorf("%s: loaded %d bytes, at BGSAVE %d bytes; from byte %d: loaded %.200q, at BGSAVE %.200q", k, len(g), len(w), i, g[i:], w[i:])
+		}
 	}
 }

@@ -45,27 +45,44 @@ func (h *hashValue) appendRDB(w *rdbWriter) byte {
 		})
 		return rdbTypeHash
 	}
-	typ := h.appendRDBHead(w)
-	h.appendRDBSlice(w, 0, h.sliceLen())
-	return typ
+	return appendRDBWhole(w, h)
 }
 
-func (z *zset) appendRDB(w *rdbWriter) byte {
-	typ := z.appendRDBHead(w)
-	z.appendRDBSlice(w, 0, z.sliceLen())
+func (z *zset) appendRDB(w *rdbWriter) byte { return appendRDBWhole(w, z) }
+
+// appendRDBWhole writes a sliceable value in one go: its head, then every slice.
+func appendRDBWhole(w *rdbWriter, v rdbSliceable) byte {
+	typ := v.appendRDBHead(w)
+	v.appendRDBSlice(w, 0, v.rdbSliceLen())
 	return typ
 }
 
 // rdbSliceable is a value whose RDB form a BGSAVE writes a slice of positions
 // at a time (rdb_bgsave.go): the head (the element count), then the elements of
-// each slice; the positions are sliceable's (the AOF rewrite's).
+// each slice, rdbSliceStep positions per executor job.
 type rdbSliceable interface {
-	sliceLen() int
+	// rdbSliceLen is the number of positions: members, hash slots (holes
+	// included), list elements, stream nodes.
+	rdbSliceLen() int
+	// rdbSliceStep is how many positions one job encodes.
+	rdbSliceStep() int
 	// appendRDBHead writes the count and returns the RDB type.
 	appendRDBHead(w *rdbWriter) byte
-	// appendRDBSlice writes the elements at positions [from, to).
+	// appendRDBSlice writes the elements at positions [from, to); from is a
+	// multiple of rdbSliceStep.
 	appendRDBSlice(w *rdbWriter, from, to int)
 }
+
+func (z *zset) rdbSliceLen() int       { return z.sliceLen() }
+func (z *zset) rdbSliceStep() int      { return zsetSlice }
+func (h *hashValue) rdbSliceLen() int  { return h.sliceLen() }
+func (h *hashValue) rdbSliceStep() int { return zsetSlice }
+func (l *list) rdbSliceLen() int       { return l.Len() }
+func (l *list) rdbSliceStep() int      { return zsetSlice } // a multiple of rdbListNodeEntries
+func (s *setValue) rdbSliceLen() int   { return s.Len() }
+func (s *setValue) rdbSliceStep() int  { return zsetSlice }
+func (s *stream) rdbSliceLen() int     { return s.nodes.Len() }
+func (s *stream) rdbSliceStep() int    { return streamRDBSlice }
 
 func (z *zset) appendRDBHead(w *rdbWriter) byte {
 	w.length(uint64(z.Len()))
@@ -103,9 +120,18 @@ func (h *hashValue) appendRDBSlice(w *rdbWriter, from, to int) {
 // (Redis's default fill, -2, is 8 KB; 128 entries of any size stays near it).
 const rdbListNodeEntries = 128
 
-func (l *list) appendRDB(w *rdbWriter) byte {
-	nodes := (l.Len() + rdbListNodeEntries - 1) / rdbListNodeEntries
-	w.length(uint64(nodes))
+func (l *list) appendRDB(w *rdbWriter) byte { return appendRDBWhole(w, l) }
+
+// appendRDBHead writes the number of quicklist nodes: one per
+// rdbListNodeEntries elements.
+func (l *list) appendRDBHead(w *rdbWriter) byte {
+	w.length(uint64((l.Len() + rdbListNodeEntries - 1) / rdbListNodeEntries))
+	return rdbTypeListQuick2
+}
+
+// appendRDBSlice writes the nodes of elements [from, to); from is a node's
+// first element.
+func (l *list) appendRDBSlice(w *rdbWriter, from, to int) {
 	var entries [][]byte
 	var lp []byte
 	flush := func() {
@@ -114,7 +140,7 @@ func (l *list) appendRDB(w *rdbWriter) byte {
 		w.str(lp)
 		entries = entries[:0]
 	}
-	l.Range(0, l.Len(), func(v []byte) bool {
+	l.Range(from, to, func(v []byte) bool {
 		if entries = append(entries, v); len(entries) == rdbListNodeEntries {
 			flush()
 		}
@@ -123,7 +149,6 @@ func (l *list) appendRDB(w *rdbWriter) byte {
 	if len(entries) > 0 {
 		flush()
 	}
-	return rdbTypeListQuick2
 }
 
 func (s *setValue) appendRDB(w *rdbWriter) byte {
@@ -152,11 +177,21 @@ func (s *setValue) appendRDB(w *rdbWriter) byte {
 		w.str(b)
 		return rdbTypeSetIntset
 	}
+	return appendRDBWhole(w, s)
+}
+
+// appendRDBHead writes a hashtable set's count.
+func (s *setValue) appendRDBHead(w *rdbWriter) byte {
 	w.length(uint64(s.Len()))
-	for _, m := range s.members() {
-		w.str([]byte(m))
-	}
 	return rdbTypeSet
+}
+
+// appendRDBSlice writes the members at positions [from, to) of a hashtable
+// set (an intset is never sliced: appendRDB writes it whole).
+func (s *setValue) appendRDBSlice(w *rdbWriter, from, to int) {
+	for i := from; i < to; i++ {
+		w.str([]byte(s.entries[i].member))
+	}
 }
 
 // readRDBValue reads a value of type typ. s gives the encoding settings
@@ -653,13 +688,40 @@ func decodeIntset(b []byte) ([][]byte, error) {
 // appendRDB writes a stream as Redis 7.0 does (RDB_TYPE_STREAM_LISTPACKS_2): its
 // node listpacks as they are, keyed by their 128-bit big-endian master IDs, the
 // counters, then each group with its PEL and consumers.
-func (s *stream) appendRDB(w *rdbWriter) byte {
+func (s *stream) appendRDB(w *rdbWriter) byte { return appendRDBWhole(w, s) }
+
+// streamRDBSlice is how many stream nodes (up to stream-node-max-entries
+// entries or stream-node-max-bytes each) a BGSAVE job encodes.
+const streamRDBSlice = 64
+
+func (s *stream) appendRDBHead(w *rdbWriter) byte {
 	w.length(uint64(s.nodes.Len()))
+	return rdbTypeStreamLP2
+}
+
+// appendRDBSlice writes the nodes [from, to), and after the last node the
+// counters and the consumer groups.
+func (s *stream) appendRDBSlice(w *rdbWriter, from, to int) {
+	i := 0
 	s.nodes.Scan(func(n *streamNode) bool {
-		w.str(streamIDKey(n.master))
-		w.str(n.lp)
+		if i >= to {
+			return false
+		}
+		if i >= from {
+			w.str(streamIDKey(n.master))
+			w.str(n.lp)
+		}
+		i++
 		return true
 	})
+	if to == s.nodes.Len() {
+		s.appendRDBTail(w)
+	}
+}
+
+// appendRDBTail writes what follows the nodes: the length, the IDs, the
+// counters and each group with its PEL and consumers.
+func (s *stream) appendRDBTail(w *rdbWriter) {
 	w.length(s.length)
 	for _, id := range []streamID{s.lastID, s.firstID, s.maxDeletedID} {
 		w.length(id.ms)
@@ -693,7 +755,6 @@ func (s *stream) appendRDB(w *rdbWriter) byte {
 			})
 		}
 	}
-	return rdbTypeStreamLP2
 }
 
 // streamIDKey is an ID as Redis keys its radix trees: 128 bits, big-endian.
