@@ -267,7 +267,7 @@ func TestBgsaveLargeValuesUnderWrites(t *testing.T) {
 				[]string{"ZADD", fmt.Sprint("z", k), "-1", "new" + r}, []string{"HSET", fmt.Sprint("h", k), "f1", r},
 				[]string{"XADD", fmt.Sprint("x", k), "*", "new", r}, []string{"XDEL", fmt.Sprint("x", k), fmt.Sprint(round+100, "-1")},
 				[]string{"XACK", fmt.Sprint("x", k), "g", fmt.Sprint(round+1, "-1")},
-				[]string{"XTRIM", fmt.Sprint("x", k), "MINID", fmt.Sprint(round*10+1)})
+				[]string{"XTRIM", fmt.Sprint("x", k), "MINID", fmt.Sprint(round*10 + 1)})
 		}
 		return cmds
 	}
