@@ -347,8 +347,8 @@ func TestPagesTiny(t *testing.T) {
 		t.Fatal(err)
 	}
 	runs := r.Results.([]*PagesRun)
-	if len(runs) != 2 || len(r.Tables) != 1 || len(r.Tables[0].Rows) != 2 {
-		t.Fatalf("runs %d, tables %+v: want poll and push on MyRedis", len(runs), r.Tables)
+	if len(runs) != 2 || len(r.Tables) != 2 || len(r.Tables[0].Rows) != 2 || len(r.Tables[1].Rows) != 2 {
+		t.Fatalf("runs %d, tables %+v: want poll and push on MyRedis, in both tables", len(runs), r.Tables)
 	}
 	for _, x := range runs {
 		t.Logf("%s: %+v", x.Mode, *x)
@@ -358,6 +358,14 @@ func TestPagesTiny(t *testing.T) {
 		}
 		if published := x.SPublish > 0; published != (x.Mode == "push") {
 			t.Errorf("%s: %.1f SPUBLISH/s", x.Mode, x.SPublish)
+		}
+		if x.ServerReleases != x.Releases || x.ReleaseCall.N != x.Releases {
+			t.Errorf("%s: %d releases, the instances counted %d, %d release calls timed", x.Mode, x.Releases,
+				x.ServerReleases, x.ReleaseCall.N)
+		}
+		if x.Mode == "push" && (x.ToEvent.N != x.Releases || x.EventToPage.N != x.Releases) {
+			t.Errorf("push: %d releases, %d release->event and %d event->page times", x.Releases, x.ToEvent.N,
+				x.EventToPage.N)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -37,13 +38,13 @@ type PagesParams struct {
 	Instances int           `json:"instances"`  // queue instances (processes)
 	Window    time.Duration `json:"window_ns"`  // releasing and counting
 	Every     time.Duration `json:"every_ns"`   // one release per Every, when the last admitted page saw it
-	TicketTTL time.Duration `json:"ticket_ttl"` // short enough that push mode's re-reads (TTL/3) fall in the window
+	TicketTTL time.Duration `json:"ticket_ttl"` // push mode holds the open pages' tickets every TTL/3
 	Period    time.Duration `json:"period_ns"`
 	RedisURLs []string      `json:"redis_urls,omitempty"`
 }
 
 // DefaultPagesParams: 1,000 and 10,000 pages on 3 instances, a release every
-// 250 ms for 30 s, ticket TTL 60 s (push re-reads every page every 20 s, so
+// 250 ms for 30 s, ticket TTL 60 s (push holds the pages' tickets every 20 s, so
 // the window holds a whole cycle of them).
 func DefaultPagesParams() PagesParams {
 	return PagesParams{Pages: []int{1000, 10000}, Modes: []string{"poll", "push"}, Instances: 3,
@@ -53,24 +54,78 @@ func DefaultPagesParams() PagesParams {
 
 // PagesRun is one store x mode x page count.
 type PagesRun struct {
-	Store      string             `json:"store"`
-	Mode       string             `json:"mode"`
-	Pages      int                `json:"pages"`
-	Seconds    float64            `json:"seconds"`            // the counting window
-	Commands   float64            `json:"commands_per_s"`     // every command the store ran, scripts' included
-	ZRank      float64            `json:"zrank_per_s"`        // ticket reads (one ZRANK each in the status script)
-	EvalSHA    float64            `json:"evalsha_per_s"`      // script calls
-	SPublish   float64            `json:"spublish_per_s"`     // round events
-	ByCommand  map[string]float64 `json:"by_command_per_s"`   // the rest
-	Releases   int                `json:"releases"`           // samples
-	Latency    Latency            `json:"release_to_page_ms"` // release sent -> next user's page has "admitted"
-	MaxMs      float64            `json:"release_to_page_max_ms"`
-	Missed     int                `json:"missed"`      // pages that did not see their admission within 10 s
-	OpenErrors int                `json:"open_errors"` // pages that could not be opened
-	FirstError string             `json:"first_error,omitempty"`
-	Streams    int                `json:"streams"`     // pages open when the window started
-	Moved      int                `json:"pages_moved"` // far pages that saw their position change in the window
-	lat        []float64
+	Store     string             `json:"store"`
+	Mode      string             `json:"mode"`
+	Pages     int                `json:"pages"`
+	Seconds   float64            `json:"seconds"`            // the counting window
+	Commands  float64            `json:"commands_per_s"`     // every command the store ran, scripts' included
+	ZRank     float64            `json:"zrank_per_s"`        // ticket reads (one ZRANK each in the status script)
+	EvalSHA   float64            `json:"evalsha_per_s"`      // script calls
+	SPublish  float64            `json:"spublish_per_s"`     // round events
+	ByCommand map[string]float64 `json:"by_command_per_s"`   // the rest
+	Releases  int                `json:"releases"`           // samples
+	Latency   Latency            `json:"release_to_page_ms"` // release sent -> next user's page has "admitted"
+	MaxMs     float64            `json:"release_to_page_max_ms"`
+	// Where the time goes (the bench subscribes to the round events itself):
+	// release sent -> its answer; release sent -> the round event admitting
+	// the next user seen by the bench; that event -> the page has "admitted".
+	ReleaseCall Latency `json:"release_call_ms"`
+	ToEvent     Latency `json:"release_to_event_ms"`
+	EventToPage Latency `json:"event_to_page_ms"`
+	// The instances' own count of release requests (their /metrics histogram):
+	// how many there were in the window and how many took 25 ms or more
+	// inside the instance, which tells the instances' time from the bench's.
+	ServerReleases     int    `json:"server_releases"`
+	ServerSlowReleases int    `json:"server_releases_over_25ms"`
+	Missed             int    `json:"missed"`      // pages that did not see their admission within 10 s
+	OpenErrors         int    `json:"open_errors"` // pages that could not be opened
+	FirstError         string `json:"first_error,omitempty"`
+	Streams            int    `json:"streams"`     // pages open when the window started
+	Moved              int    `json:"pages_moved"` // far pages that saw their position change in the window
+	lat                []float64
+	call               []float64
+	evs                *eventTimes
+}
+
+// eventTimes is when the bench's own subscription saw each ticket admitted
+// by a round event (unix ns).
+type eventTimes struct {
+	mu sync.Mutex
+	at map[string]int64
+}
+
+func (t *eventTimes) get(id string) int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.at[id]
+}
+
+// watchEvents subscribes to the queue's round events and records when each
+// admitted ticket was named; it returns once the subscription is up.
+func watchEvents(ctx context.Context, rdb *redis.Client, q string) (*eventTimes, func(), error) {
+	t := &eventTimes{at: map[string]int64{}}
+	ps := rdb.SSubscribe(ctx, "wr:{"+q+"}:events")
+	if _, err := ps.Receive(ctx); err != nil {
+		ps.Close()
+		return nil, nil, err
+	}
+	go func() {
+		for m := range ps.Channel() {
+			now := time.Now().UnixNano()
+			var ev queue.Event
+			if json.Unmarshal([]byte(m.Payload), &ev) != nil {
+				continue
+			}
+			t.mu.Lock()
+			for _, id := range ev.Admitted {
+				if t.at[id] == 0 {
+					t.at[id] = now
+				}
+			}
+			t.mu.Unlock()
+		}
+	}()
+	return t, func() { ps.Close() }, nil
 }
 
 // Pages runs the scenario.
@@ -104,9 +159,12 @@ func (e *Env) Pages(ctx context.Context, p PagesParams) (*Report, error) {
 					return nil, fmt.Errorf("pages: %s %s %d: %w", st.Name, mode, n, err)
 				}
 				runs = append(runs, run)
-				e.logf("pages: %s %s %d: %.0f commands/s, %.0f ZRANK/s, release->page p50 %s p99 %s (%d releases, %d missed)",
+				e.logf("pages: %s %s %d: %.0f commands/s, %.0f ZRANK/s, release->page p50 %s p99 %s (%d releases, %d missed); release call p50 %s p99 %s, release->event p50 %s p99 %s, event->page p50 %s p99 %s",
 					st.Name, mode, n, run.Commands, run.ZRank, ms(run.Latency.P50), ms(run.Latency.P99),
-					run.Releases, run.Missed)
+					run.Releases, run.Missed, ms(run.ReleaseCall.P50), ms(run.ReleaseCall.P99),
+					ms(run.ToEvent.P50), ms(run.ToEvent.P99), ms(run.EventToPage.P50), ms(run.EventToPage.P99))
+				e.logf("pages: %s %s %d: the instances counted %d release requests, %d of them 25 ms or more inside the instance",
+					st.Name, mode, n, run.ServerReleases, run.ServerSlowReleases)
 			}
 		}
 	}
@@ -119,6 +177,14 @@ func (e *Env) Pages(ctx context.Context, p PagesParams) (*Report, error) {
 			ms(x.MaxMs), x.Releases, x.Missed)
 	}
 	r.Tables = append(r.Tables, t)
+	w := Table{Title: "Where the release -> page time goes (push: the bench subscribes to the round events too)",
+		Header: []string{"store", "mode", "pages", "release call p50", "p99", "release->event p50", "p99",
+			"event->page p50", "p99", "release requests", "of them >= 25 ms inside the instance"}}
+	for _, x := range runs {
+		w.AddRow(x.Store, x.Mode, x.Pages, ms(x.ReleaseCall.P50), ms(x.ReleaseCall.P99), ms(x.ToEvent.P50),
+			ms(x.ToEvent.P99), ms(x.EventToPage.P50), ms(x.EventToPage.P99), x.ServerReleases, x.ServerSlowReleases)
+	}
+	r.Tables = append(r.Tables, w)
 	r.Notes = append(r.Notes,
 		"store commands/s counts every command the store ran in the window (INFO commandstats, commands run by scripts included), the bench's own INFO calls excluded.",
 		fmt.Sprintf("slot 1, one release every %v (when the previous admission had reached its page), ticket TTL %v, admission period %v; users joined in process, pages are event streams spread round-robin over the instances.",
@@ -156,10 +222,21 @@ func (e *Env) pagesRun(ctx context.Context, st *Target, p PagesParams, mode stri
 	if err != nil {
 		return nil, err
 	}
+	if mode == "push" {
+		evs, stop, err := watchEvents(ctx, rdb, spec.Queue)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+		run.evs = evs
+	}
+	rel0, slow0 := releaseMetrics(ctx, hc, rm.urls)
 	start := time.Now()
 	moved0 := pg.updates()
 	e.releases(ctx, hc, rm, spec.Queue, tokens, pg, p, run)
 	took := time.Since(start)
+	rel1, slow1 := releaseMetrics(ctx, hc, rm.urls)
+	run.ServerReleases, run.ServerSlowReleases = rel1-rel0, slow1-slow0
 	after, err := commandStats(ctx, rdb)
 	if err != nil {
 		return nil, err
@@ -347,18 +424,35 @@ func (e *Env) releases(ctx context.Context, hc *http.Client, rm *room, q string,
 			return
 		}
 		resp.Body.Close()
+		run.call = append(run.call, float64(time.Now().UnixNano()-sent[cur+1])/1e6)
 		cur++
 	}
 	// The last release's page gets a little time to see it.
 	for deadline := time.Now().Add(10 * time.Second); pg.admitted[cur].Load() == 0 && time.Now().Before(deadline); {
 		time.Sleep(5 * time.Millisecond)
 	}
+	var toEvent, eventToPage []float64
 	for i := 1; i <= cur; i++ {
-		if at := pg.admitted[i].Load(); at != 0 && sent[i] != 0 {
+		at := pg.admitted[i].Load()
+		if at != 0 && sent[i] != 0 {
 			run.lat = append(run.lat, float64(at-sent[i])/1e6)
+		}
+		if run.evs == nil || sent[i] == 0 {
+			continue
+		}
+		id, _, _ := strings.Cut(tokens[i], ".")
+		if ev := run.evs.get(id); ev != 0 {
+			toEvent = append(toEvent, float64(ev-sent[i])/1e6)
+			if at != 0 {
+				eventToPage = append(eventToPage, float64(at-ev)/1e6)
+			}
 		}
 	}
 	slices.Sort(run.lat)
+	slices.Sort(run.call)
+	slices.Sort(toEvent)
+	slices.Sort(eventToPage)
+	run.ReleaseCall, run.ToEvent, run.EventToPage = latencyOf(run.call), latencyOf(toEvent), latencyOf(eventToPage)
 	run.Releases = cur
 }
 
@@ -381,4 +475,36 @@ func commandStats(ctx context.Context, rdb *redis.Client) (map[string]int64, err
 		}
 	}
 	return out, nil
+}
+
+// releaseMetrics sums, over the instances' /metrics, the release requests
+// answered and those that took more than 25 ms inside the instance.
+func releaseMetrics(ctx context.Context, hc *http.Client, urls []string) (total, slow int) {
+	const series = `queue_http_request_duration_seconds_bucket{code="200",method="POST",route="/v1/queues/{q}/release",le="0.025"} `
+	const count = `queue_http_request_duration_seconds_count{code="200",method="POST",route="/v1/queues/{q}/release"} `
+	for _, u := range urls {
+		req, err := http.NewRequestWithContext(ctx, "GET", u+"/metrics", nil)
+		if err != nil {
+			continue
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		fast, all := 0, 0
+		for sc.Scan() {
+			line := sc.Text()
+			if v, ok := strings.CutPrefix(line, series); ok {
+				fast, _ = strconv.Atoi(v)
+			} else if v, ok := strings.CutPrefix(line, count); ok {
+				all, _ = strconv.Atoi(v)
+			}
+		}
+		resp.Body.Close()
+		total += all
+		slow += all - fast
+	}
+	return total, slow
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"time"
 
@@ -27,7 +28,11 @@ type Event struct {
 	Admitted  []string `json:"a,omitempty"` // ticket ids admitted by the round, in admission order
 	Dropped   int      `json:"d,omitempty"` // dead tickets the round ended
 	Reclaimed int64    `json:"r,omitempty"` // expired sessions the round reclaimed
-	Settings  bool     `json:"s,omitempty"` // the settings changed (state, message, schedule, slot...)
+	// Left is the arrival numbers (Status.Arrival) of waiting tickets that
+	// left the line (swept by the round, or left): a subscriber counts
+	// those below a page's arrival number off its position.
+	Left     []int64 `json:"l,omitempty"`
+	Settings bool    `json:"s,omitempty"` // the settings changed (state, message, schedule, slot...)
 }
 
 const (
@@ -64,11 +69,11 @@ func (e *Engine) publish(ctx context.Context, ev Event) {
 
 // roundEvent is the event of a round, and whether the round changed anything.
 func roundEvent(r RoundResult) (Event, bool) {
-	ev := Event{Dropped: r.Dropped, Reclaimed: r.Reclaimed}
+	ev := Event{Dropped: r.Dropped, Reclaimed: r.Reclaimed, Left: r.Left}
 	for _, a := range r.Admitted {
 		ev.Admitted = append(ev.Admitted, a.Ticket)
 	}
-	return ev, len(ev.Admitted) > 0 || ev.Dropped > 0 || ev.Reclaimed > 0
+	return ev, len(ev.Admitted) > 0 || ev.Dropped > 0 || ev.Reclaimed > 0 || len(ev.Left) > 0
 }
 
 // Watch subscribes to the queue's events (SSUBSCRIBE on the store, or on the
@@ -150,4 +155,49 @@ func (e *Engine) Moved(ctx context.Context, st Status, pos int64) Status {
 	st.ETA, st.HasETA = 0, false
 	e.fillETA(ctx, &st)
 	return st
+}
+
+// HoldKeysLife is how long a hold (Engine.Hold) makes a held ticket's hash
+// and user key live at least; a holder refreshes each ticket's keys once per
+// half of it, so the per-page part of the store load of open pages is one key
+// refresh per page per half hour.
+const HoldKeysLife = time.Hour
+
+// holdChunk bounds the tickets of one hold script call (one ZADD of that many
+// members), so no call holds the store long.
+const holdChunk = 1000
+
+// Hold keeps the waiting tickets of the pages this instance holds open alive
+// (issue 17): in one script call per 1,000 tickets, every one still waiting
+// gets the liveness deadline now + ticket TTL (store clock; never lowered),
+// and the tickets in refresh also get their hash and user key kept for at
+// least HoldKeysLife. The caller holds each ticket every third of the ticket
+// TTL at most; a ticket it stops holding (its page closed, the instance died)
+// expires a ticket TTL after its last hold or read. It returns how many
+// deadlines moved. A ticket no longer waiting is left alone.
+func (e *Engine) Hold(ctx context.Context, refresh, others []string) (int64, error) {
+	var moved int64
+	for len(refresh)+len(others) > 0 {
+		nk := min(len(refresh), holdChunk)
+		no := min(len(others), holdChunk-nk)
+		args := make([]any, 0, 2+nk+no)
+		args = append(args, HoldKeysLife.Milliseconds(), nk)
+		for _, id := range refresh[:nk] {
+			args = append(args, id)
+		}
+		for _, id := range others[:no] {
+			args = append(args, id)
+		}
+		refresh, others = refresh[nk:], others[no:]
+		res, err := e.script(ctx, "hold", args...).Slice()
+		if err != nil {
+			return moved, err
+		}
+		if len(res) != 2 {
+			return moved, fmt.Errorf("queue: hold script: unexpected reply %v", res)
+		}
+		moved += toInt(res[1])
+	}
+	e.c.holds.Add(1)
+	return moved, nil
 }

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -172,4 +173,126 @@ func TestWatchCluster(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Equal(t, 1, owners)
+}
+
+// Hold keeps the waiting tickets it names alive in one call (issue 17): their
+// liveness deadline moves to now + ticket TTL, the refreshed ones' hash and
+// user key live at least HoldKeysLife, a later status read does not shorten
+// that, a ticket not held expires as before, and a ticket that is no longer
+// waiting is left alone.
+func TestHoldKeepsTicketsAlive(t *testing.T) {
+	forEachStore(t, func(t *testing.T, tg target) {
+		needEval(t, tg, Atomic)
+		rdb := tg.client(4)
+		defer rdb.Close()
+		q := testQueue(t)
+		k := newKeys(q)
+		e := newEngine(t, rdb, q, Options{Defaults: Settings{Slot: 1, TicketTTL: time.Minute}})
+		held, err := e.Join(bg, "held")
+		require.NoError(t, err)
+		other, err := e.Join(bg, "other")
+		require.NoError(t, err)
+		gone, err := e.Join(bg, "gone")
+		require.NoError(t, err)
+
+		// Every deadline a few seconds away by the store's clock; then the hold.
+		now, err := rdb.Time(bg).Result()
+		require.NoError(t, err)
+		soon := now.Add(3 * time.Second).UnixMilli()
+		for _, id := range []string{held.Ticket, other.Ticket, gone.Ticket} {
+			require.NoError(t, rdb.ZAddXX(bg, k.expiry, redis.Z{Score: float64(soon), Member: id}).Err())
+		}
+		moved, err := e.Hold(bg, []string{held.Ticket}, []string{other.Ticket})
+		require.NoError(t, err)
+		require.EqualValues(t, 2, moved)
+		require.EqualValues(t, 1, e.Counters().Holds)
+		for _, id := range []string{held.Ticket, other.Ticket} {
+			dl, err := rdb.ZScore(bg, k.expiry, id).Result()
+			require.NoError(t, err)
+			require.Greater(t, dl, float64(soon+30_000), "held: deadline about a TTL away")
+		}
+		for _, key := range []string{k.ticket(held.Ticket), k.user("held")} {
+			ttl, err := rdb.PTTL(bg, key).Result()
+			require.NoError(t, err)
+			require.Greater(t, ttl, HoldKeysLife-time.Minute, "%s refreshed for the hold's key life", key)
+		}
+		ttl, err := rdb.PTTL(bg, k.ticket(other.Ticket)).Result()
+		require.NoError(t, err)
+		require.LessOrEqual(t, ttl, 2*time.Minute, "not refreshed: two ticket TTLs from its join")
+		_, err = e.Status(bg, held.Ticket) // a poll of a held ticket keeps the longer life
+		require.NoError(t, err)
+		ttl, err = rdb.PTTL(bg, k.ticket(held.Ticket)).Result()
+		require.NoError(t, err)
+		require.Greater(t, ttl, HoldKeysLife-time.Minute, "a status read does not shorten a held ticket's keys")
+
+		// "gone" was not held: once its deadline passes, the round ends it.
+		require.Eventually(t, func() bool {
+			now, err := rdb.Time(bg).Result()
+			return err == nil && now.UnixMilli() > soon
+		}, 30*time.Second, 50*time.Millisecond)
+		r, err := e.Round(bg)
+		require.NoError(t, err)
+		require.Equal(t, 1, r.Dropped)
+		require.Len(t, r.Admitted, 1)
+		require.Equal(t, held.Ticket, r.Admitted[0].Ticket)
+		st, err := e.Status(bg, gone.Ticket)
+		require.NoError(t, err)
+		require.Equal(t, ReasonExpired, st.Reason)
+
+		// Admitted and ended tickets are not put back in the liveness set.
+		_, err = e.Release(bg, other.Ticket)
+		require.NoError(t, err)
+		moved, err = e.Hold(bg, []string{held.Ticket, other.Ticket, gone.Ticket}, nil)
+		require.NoError(t, err)
+		require.Zero(t, moved)
+		require.Zero(t, rdb.ZCard(bg, k.expiry).Val())
+		ttl, err = rdb.PTTL(bg, k.ticket(held.Ticket)).Result()
+		require.NoError(t, err)
+		require.Less(t, ttl, 7*time.Minute, "admitted: session + ticket TTL, not the hold's key life")
+		moved, err = e.Hold(bg, nil, nil)
+		require.NoError(t, err)
+		require.Zero(t, moved)
+
+		// The first read of a page to be held gives its keys the hold's life at once.
+		fresh, err := e.Join(bg, "fresh")
+		require.NoError(t, err)
+		st, err = e.StatusHeld(bg, fresh.Ticket)
+		require.NoError(t, err)
+		require.Equal(t, StateWaiting, st.State)
+		require.NotZero(t, st.Arrival)
+		for _, key := range []string{k.ticket(fresh.Ticket), k.user("fresh")} {
+			ttl, err := rdb.PTTL(bg, key).Result()
+			require.NoError(t, err)
+			require.Greater(t, ttl, HoldKeysLife-time.Minute, "%s", key)
+		}
+	})
+}
+
+// Hold splits many tickets into calls of 1,000 (one ZADD each) and moves
+// every deadline.
+func TestHoldManyTickets(t *testing.T) {
+	forEachStore(t, func(t *testing.T, tg target) {
+		needEval(t, tg, Atomic)
+		rdb := tg.client(4)
+		defer rdb.Close()
+		q := testQueue(t)
+		k := newKeys(q)
+		e := newEngine(t, rdb, q, Options{NoEvents: true, Defaults: Settings{Slot: 1, TicketTTL: time.Minute}})
+		var ids []string
+		for i := 0; i < 2500; i++ {
+			st, err := e.Join(bg, "")
+			require.NoError(t, err)
+			ids = append(ids, st.Ticket)
+		}
+		_, err := rdb.Do(bg, "ZADD", k.expiry, "XX", "1", ids[0], "1", ids[1500], "1", ids[2499]).Result()
+		require.NoError(t, err)
+		t0, err := rdb.Time(bg).Result()
+		require.NoError(t, err)
+		moved, err := e.Hold(bg, ids[:1200], ids[1200:])
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, moved, int64(3))
+		low := strconv.FormatInt(t0.UnixMilli()+time.Minute.Milliseconds(), 10)
+		require.Zero(t, rdb.ZCount(bg, k.expiry, "-inf", "("+low).Val(), "every deadline at least the hold's now + TTL")
+		require.EqualValues(t, 2500, rdb.ZCard(bg, k.expiry).Val())
+	})
 }

@@ -15,9 +15,12 @@ type RoundResult struct {
 	Reclaimed int64       // expired sessions removed from the active set
 	Admitted  []Admission // confirmed admissions, in admission order
 	Dropped   int         // dead tickets (liveness ran out) discarded at the head
-	Rollbacks int         // optimistic: reservations undone because the slot was full
-	Leader    bool        // leader: this instance held the lease this round
-	LostLease bool        // leader: the lease was not ours any more after admitting
+	// Left is the arrival numbers of the waiting tickets the round ended
+	// (swept or dropped), for the round event.
+	Left      []int64
+	Rollbacks int  // optimistic: reservations undone because the slot was full
+	Leader    bool // leader: this instance held the lease this round
+	LostLease bool // leader: the lease was not ours any more after admitting
 }
 
 // Counters are cumulative event counts of one engine, for metrics and the bench.
@@ -34,14 +37,15 @@ type Counters struct {
 	Releases     uint64 // releases of admitted users
 	Enters       uint64 // passes consumed
 	// Round events (events.go): published by this instance, failed to
-	// publish, subscriptions established, events received.
-	Published, PublishErrors, Subscribed, Received uint64
+	// publish, subscriptions established, events received; holds of open
+	// pages' tickets made (Hold).
+	Published, PublishErrors, Subscribed, Received, Holds uint64
 }
 
 type counters struct {
 	rounds, admitted, dropped, reclaimed, rollbacks, leaderRounds, lostLeases,
 	errors, joins, releases, enters atomic.Uint64
-	published, publishErrors, subscribed, received atomic.Uint64
+	published, publishErrors, subscribed, received, holds atomic.Uint64
 }
 
 // Counters returns a snapshot of the engine's counters.
@@ -53,7 +57,7 @@ func (e *Engine) Counters() Counters {
 		LeaderRounds: c.leaderRounds.Load(), LostLeases: c.lostLeases.Load(),
 		Errors: c.errors.Load(), Joins: c.joins.Load(), Releases: c.releases.Load(),
 		Enters: c.enters.Load(), Published: c.published.Load(), PublishErrors: c.publishErrors.Load(),
-		Subscribed: c.subscribed.Load(), Received: c.received.Load(),
+		Subscribed: c.subscribed.Load(), Received: c.received.Load(), Holds: c.holds.Load(),
 	}
 }
 
@@ -144,9 +148,10 @@ func (e *Engine) prepare(ctx context.Context, r *RoundResult) (now time.Time, se
 	if err != nil {
 		return time.Time{}, Settings{}, err
 	}
-	if len(res) != 8 {
+	if len(res) < 8 {
 		return time.Time{}, Settings{}, fmt.Errorf("queue: prepare script: unexpected reply %v", res)
 	}
+	r.Left = append(r.Left, res[8:]...)
 	ms := func(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
 	set = e.cachedSettings()
 	set.Slot, set.Session, set.TicketTTL, set.MaxSession = int(res[1]), ms(res[2]), ms(res[3]), ms(res[4])

@@ -22,21 +22,32 @@ const (
 )
 
 type rateCache struct {
-	at    time.Time
-	perS  float64
-	valid bool
+	at      time.Time
+	perS    float64
+	valid   bool
+	reading bool // one caller is reading it from the store; the others use the old value meanwhile
 }
 
 // AdmitRate returns admissions per second over the last minute, as measured
-// by all instances together. It is cached for a second per instance.
+// by all instances together. It is cached for a second per instance, and
+// while one caller reads it from the store the others get the old value, so
+// many event streams answering at once cost one read.
 func (e *Engine) AdmitRate(ctx context.Context) (float64, error) {
 	local := e.clock.Now()
 	e.mu.Lock()
 	rc := e.rate
-	e.mu.Unlock()
-	if rc.valid && local.Sub(rc.at) < rateCacheFor && local.Sub(rc.at) >= 0 {
+	fresh := rc.valid && local.Sub(rc.at) < rateCacheFor && local.Sub(rc.at) >= 0
+	if fresh || (rc.valid && rc.reading) {
+		e.mu.Unlock()
 		return rc.perS, nil
 	}
+	e.rate.reading = true
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		e.rate.reading = false
+		e.mu.Unlock()
+	}()
 	// The buckets are the store's seconds, so the store's clock reads them.
 	var hm *redis.MapStringStringCmd
 	var tm *redis.TimeCmd

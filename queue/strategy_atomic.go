@@ -29,14 +29,21 @@ func (atomicScript) admit(ctx context.Context, e *Engine, r *RoundResult) error 
 	if err != nil {
 		return err
 	}
-	if len(res) < 4 || (len(res)-4)%4 != 0 {
+	if len(res) < 5 {
+		return fmt.Errorf("queue: round script: unexpected reply %v", res)
+	}
+	nd := int(toInt(res[4]))
+	if nd < 0 || len(res)-5 < nd || (len(res)-5-nd)%4 != 0 {
 		return fmt.Errorf("queue: round script: unexpected reply %v", res)
 	}
 	now := toInt(res[0])
 	r.Reclaimed = toInt(res[1])
 	r.Dropped = int(toInt(res[2]))
 	deadline := time.UnixMilli(now + toInt(res[3]))
-	for i := 4; i < len(res); i += 4 {
+	for _, a := range res[len(res)-nd:] {
+		r.Left = append(r.Left, toInt(a))
+	}
+	for i := 5; i < len(res)-nd; i += 4 {
 		id, _ := res[i].(string)
 		r.Admitted = append(r.Admitted, Admission{
 			Ticket:   id,

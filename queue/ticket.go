@@ -60,9 +60,13 @@ type Status struct {
 	State  State
 
 	// Waiting.
-	Position int64         // 0 = next to be admitted
-	ETA      time.Duration // estimated wait; valid only when HasETA
-	HasETA   bool          // false until the queue has an admission rate
+	Position int64 // 0 = next to be admitted
+	// Arrival is the ticket's place in the line's order (its score in
+	// wr:{q}:waiting; 0 when not known): round events name those who left
+	// by it (Event.Left).
+	Arrival int64
+	ETA     time.Duration // estimated wait; valid only when HasETA
+	HasETA  bool          // false until the queue has an admission rate
 	// QueueState is the queue's state when waiting (open or paused).
 	QueueState QueueState
 
@@ -148,9 +152,24 @@ func (e *Engine) Status(ctx context.Context, id string) (Status, error) {
 	return sts[0], nil
 }
 
+// StatusHeld is Status for the first read of a page that this instance will
+// keep alive with Hold: a waiting ticket's hash and user key get at least
+// HoldKeysLife at once, so the holds need not refresh them for half of that.
+func (e *Engine) StatusHeld(ctx context.Context, id string) (Status, error) {
+	sts, err := e.statuses(ctx, []string{id}, true)
+	if err != nil {
+		return Status{}, err
+	}
+	return sts[0], nil
+}
+
 // Statuses is Status for many tickets in one store call (the event streams of
 // one queue on one instance share it).
 func (e *Engine) Statuses(ctx context.Context, ids []string) ([]Status, error) {
+	return e.statuses(ctx, ids, false)
+}
+
+func (e *Engine) statuses(ctx context.Context, ids []string, held bool) ([]Status, error) {
 	out := make([]Status, len(ids))
 	var ask []any
 	var at []int
@@ -164,7 +183,13 @@ func (e *Engine) Statuses(ctx context.Context, ids []string) ([]Status, error) {
 	if len(ask) == 0 {
 		return out, nil
 	}
-	res, err := e.script(ctx, "status", ask...).Slice()
+	var res []any
+	var err error
+	if held && len(ask) == 1 {
+		res, err = e.script(ctx, "status_held", HoldKeysLife.Milliseconds(), ask[0]).Slice()
+	} else {
+		res, err = e.script(ctx, "status", ask...).Slice()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -188,6 +213,9 @@ func (e *Engine) Statuses(ctx context.Context, ids []string) ([]Status, error) {
 			st.State, st.Position, st.QueueState = StateWaiting, toInt(v[1]), QueueOpen
 			if len(v) > 2 {
 				st.QueueState = QueueState(fmt.Sprint(v[2]))
+			}
+			if len(v) > 3 {
+				st.Arrival = toInt(v[3])
 			}
 			if rate < 0 {
 				rate, _ = e.AdmitRate(ctx)
@@ -296,9 +324,20 @@ func (e *Engine) release(ctx context.Context, id, nonce, mode string) (bool, err
 	if !validTicketID(id) {
 		return false, nil
 	}
-	n, err := e.script(ctx, "release", id, nonce, mode).Int64()
+	res, err := e.script(ctx, "release", id, nonce, mode).Slice()
 	if err != nil {
 		return false, err
+	}
+	if len(res) < 1 {
+		return false, fmt.Errorf("queue: release script: unexpected reply %v", res)
+	}
+	n := toInt(res[0])
+	if len(res) > 1 { // it left the waiting line: the pages behind it move up
+		ev := Event{}
+		for _, a := range res[1:] {
+			ev.Left = append(ev.Left, toInt(a))
+		}
+		e.publish(ctx, ev)
 	}
 	switch n {
 	case -1:

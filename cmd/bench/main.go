@@ -529,7 +529,7 @@ func runPages(ctx context.Context, args []string, out io.Writer) error {
 	fs.IntVar(&p.Instances, "instances", p.Instances, "queue instances")
 	fs.DurationVar(&p.Window, "window", p.Window, "how long to release users and count store commands")
 	fs.DurationVar(&p.Every, "every", p.Every, "one release per this, once the last admission reached its page")
-	fs.DurationVar(&p.TicketTTL, "ticket-ttl", p.TicketTTL, "ticket TTL (push mode re-reads each page every TTL/3, at most a minute)")
+	fs.DurationVar(&p.TicketTTL, "ticket-ttl", p.TicketTTL, "ticket TTL (push mode holds the open pages' tickets in one call per 1,000 every TTL/3)")
 	fs.DurationVar(&p.Period, "period", p.Period, "admission period")
 	if err := fs.Parse(args); err != nil {
 		return err

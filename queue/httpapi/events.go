@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,9 +54,12 @@ const (
 	streamKeepAlive  = 15 * time.Second
 	streamMinCheck   = 250 * time.Millisecond
 	streamMaxCheck   = 5 * time.Second
-	notifyAheadLimit = 100         // streams this close to the front recheck on a local admission
-	streamPushRead   = time.Minute // push mode: the longest time between store reads of a stream
-	ticketCookie     = "wr_ticket"
+	notifyAheadLimit = 100 // streams this close to the front recheck on a local admission
+	// streamPushRead is, in push mode, the longest time between two store
+	// reads of a stream far from the front: a safety net for its position
+	// estimate only, since the hub's holds keep its ticket alive.
+	streamPushRead = 30 * time.Minute
+	ticketCookie   = "wr_ticket"
 )
 
 // sub is one open stream as its queue's hub sees it. The hub's goroutine
@@ -65,6 +69,7 @@ type sub struct {
 	ahead  int64        // people ahead: read from the store, or estimated from events since
 	due    time.Time    // next answer: a store read, or in push mode maybe an estimate
 	readAt time.Time    // push mode: next store read, whatever the estimate
+	keysAt time.Time    // push mode: when a hold last refreshed its ticket's keys (zero: due)
 	now    bool         // read at the next tick (an event admitted it; the feed came back)
 	last   queue.Status // last status read; estimates change only its position
 	ch     chan hubAnswer
@@ -84,6 +89,7 @@ type hub struct {
 	mu      sync.Mutex
 	subs    map[*sub]struct{}
 	running bool
+	lost    atomic.Bool // the events subscription dropped; cleared when it is back
 }
 
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
@@ -112,7 +118,11 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	// The first status is answered as plain JSON on failure, so a dead ticket
 	// or a store outage gets its proper status code rather than a stream.
 	ctx, cancel := s.withStore(r)
-	st, err := rm.eng.Status(ctx, id)
+	read := rm.eng.Status
+	if rm.hub.push {
+		read = rm.eng.StatusHeld // the hub will hold the ticket: its keys live long at once
+	}
+	st, err := read(ctx, id)
 	if err != nil {
 		cancel()
 		s.fail(w, r, "status", err)
@@ -229,6 +239,9 @@ func (h *hub) schedule(sb *sub, st queue.Status) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	sb.ahead, sb.due, sb.readAt, sb.last = ahead, next, read, st
+	if h.push {
+		sb.keysAt = now // the stream's first read (StatusHeld) gave its keys HoldKeysLife
+	}
 	h.subs[sb] = struct{}{}
 	if !h.running {
 		h.running = true
@@ -248,13 +261,87 @@ func (h *hub) interval(ahead int64) time.Duration {
 }
 
 // readEvery is, in push mode, the longest time between two store reads of a
-// stream: often enough near the front to correct the estimate, and well
-// within the ticket TTL that the reads keep alive.
+// stream: every few seconds near the front (people who left ahead, bypass
+// joins), rarely far back, where the events keep the estimate and the holds
+// keep the ticket alive.
 func (h *hub) readEvery(ahead int64) time.Duration {
 	if ahead < notifyAheadLimit {
 		return streamMaxCheck
 	}
-	return max(min(h.rm.ticketTTL(context.Background())/3, streamPushRead), streamMaxCheck)
+	return streamPushRead
+}
+
+// holdEvery is, in push mode, the period of the hub's holds: a third of the
+// ticket TTL, as a page's polls would be at most.
+func (h *hub) holdEvery() time.Duration {
+	return max(h.rm.ticketTTL(context.Background())/3, streamMinCheck)
+}
+
+// holdLoop is the push-mode hub's second goroutine: every holdEvery it
+// keeps the tickets of all waiting streams alive in one store call per 1,000
+// tickets (queue.Engine.Hold), so the store load of waiting pages does not
+// grow with their number. It stops with ctx (the hub's run).
+func (h *hub) holdLoop(ctx context.Context) {
+	t := time.NewTimer(h.holdEvery())
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		wait := h.holdEvery()
+		if err := h.hold(ctx); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			h.s.metrics.storeErrors.WithLabelValues("hold").Inc()
+			h.s.log.Warn("hold of open pages' tickets failed", "queue", h.rm.eng.Name(), "err", err)
+			wait = min(wait, time.Second)
+		}
+		t.Reset(wait)
+	}
+}
+
+// hold is one hold of the waiting streams' tickets; those whose keys were
+// not refreshed for half of queue.HoldKeysLife get that too.
+func (h *hub) hold(ctx context.Context) error {
+	now := time.Now()
+	seen := map[string]bool{}
+	var refresh, others []string
+	h.mu.Lock()
+	for sb := range h.subs {
+		if sb.last.State != queue.StateWaiting || seen[sb.id] {
+			continue
+		}
+		seen[sb.id] = true
+		if now.Sub(sb.keysAt) > queue.HoldKeysLife/2 {
+			refresh = append(refresh, sb.id)
+		} else {
+			others = append(others, sb.id)
+		}
+	}
+	h.mu.Unlock()
+	if len(seen) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, h.s.cfg.StoreTimeout*time.Duration(1+len(seen)/1000))
+	defer cancel()
+	if _, err := h.rm.eng.Hold(ctx, refresh, others); err != nil {
+		return err
+	}
+	fresh := make(map[string]bool, len(refresh))
+	for _, id := range refresh {
+		fresh[id] = true
+	}
+	h.mu.Lock()
+	for sb := range h.subs {
+		if fresh[sb.id] {
+			sb.keysAt = now
+		}
+	}
+	h.mu.Unlock()
+	return nil
 }
 
 // run is the hub's goroutine: every tick, at once when an event names one
@@ -267,6 +354,7 @@ func (h *hub) run() {
 	var up atomic.Bool // this run's subscription is established
 	if h.push {
 		go h.rm.eng.Watch(ctx, h.event, func(ok bool) { h.feed(&up, ok) })
+		go h.holdLoop(ctx)
 	}
 	tick := time.NewTicker(streamMinCheck)
 	defer tick.Stop()
@@ -302,8 +390,9 @@ func (h *hub) run() {
 }
 
 // event is a round event of the queue (from any instance): the tickets it
-// admitted are read at the next tick, every other waiting stream counts the
-// admissions off its position. A settings change (paused, message, ...) has
+// admitted (or that left) are read at the next tick, every other waiting
+// stream counts the admissions, and those who left ahead of it, off its
+// position. A settings change (paused, message, ...) has
 // the streams near the front read at once and every other one at its next
 // answer, so the store is not asked for every ticket in one call.
 func (h *hub) event(ev queue.Event) {
@@ -311,18 +400,32 @@ func (h *hub) event(ev queue.Event) {
 	for _, id := range ev.Admitted {
 		admitted[id] = true
 	}
+	left := slices.Sorted(slices.Values(ev.Left))
 	n := int64(len(ev.Admitted))
 	wake := false
 	now := time.Now()
 	h.mu.Lock()
 	for sb := range h.subs {
+		arrival := sb.last.Arrival
+		if sb.last.State != queue.StateWaiting {
+			arrival = 0
+		}
+		gone := 0 // people who left the line ahead of this stream's ticket
+		if arrival != 0 {
+			gone, _ = slices.BinarySearch(left, arrival)
+		}
 		switch {
-		case admitted[sb.id], ev.Settings && sb.ahead < notifyAheadLimit:
+		case admitted[sb.id], ev.Settings && sb.ahead < notifyAheadLimit,
+			arrival != 0 && gone < len(left) && left[gone] == arrival: // its own ticket left: read to show why
 			sb.now, wake = true, true
 		case ev.Settings:
 			sb.readAt = now // read at its next answer, spread over the streams' intervals
 		case sb.last.State == queue.StateWaiting:
-			sb.ahead = max(sb.ahead-n, 0)
+			was := sb.ahead
+			sb.ahead = max(sb.ahead-n-int64(gone), 0)
+			if was >= notifyAheadLimit && sb.ahead < notifyAheadLimit {
+				sb.readAt = now // near the front now: read at its next answer
+			}
 		}
 	}
 	h.mu.Unlock()
@@ -332,16 +435,25 @@ func (h *hub) event(ev queue.Event) {
 }
 
 // feed records the subscription's state. When it comes (back), the streams
-// near the front are read at once: events may have gone by unseen.
+// near the front are read at once: events may have gone by unseen. When it
+// comes back after a drop, every other stream is read at its next answer too
+// (far from the front the events are what keeps the estimate).
 func (h *hub) feed(up *atomic.Bool, ok bool) {
-	up.Store(ok)
+	was := up.Swap(ok)
 	if !ok {
+		if was {
+			h.lost.Store(true)
+		}
 		return
 	}
+	lost := h.lost.Swap(false)
+	now := time.Now()
 	h.mu.Lock()
 	for sb := range h.subs {
 		if sb.ahead < notifyAheadLimit {
 			sb.now = true
+		} else if lost {
+			sb.readAt = now
 		}
 	}
 	h.mu.Unlock()

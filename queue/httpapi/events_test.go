@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -200,5 +201,100 @@ func TestEventsFallBackToPolling(t *testing.T) {
 		p.waitFor(t, "waiting", 0)
 		require.Equal(t, 200, a.do("POST", "/v1/queues/"+q+"/release", tickets[1], "").code)
 		p.waitFor(t, "admitted", 0)
+	})
+}
+
+// In push mode the tickets of open pages far from the front stay alive by
+// their hub's holds (one store call for all of them every third of the
+// ticket TTL), not by reading each page: across three ticket TTLs no page is
+// read and every ticket keeps a deadline in the future. A page that closes is
+// no longer held and its ticket expires.
+func TestOpenPagesAreHeld(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st storetest.Store) {
+		const ttl = 5 * time.Second
+		q := uniq("held")
+		a := newEnv(t, st.Addr, envOpt{period: time.Minute}, // no round sweeps: only reads end tickets
+			queueConf{name: q, set: queue.Settings{Slot: 1, TicketTTL: ttl}})
+		tickets := a.fill(q, 1+fillers+3, 1)
+		var pages []*pageTab
+		var ids []string
+		for _, tk := range tickets[1+fillers:] {
+			pages = append(pages, openPage(t, a, q, tk))
+			id, _, _ := strings.Cut(tk, ".")
+			ids = append(ids, id)
+		}
+		for i, p := range pages {
+			p.waitFor(t, "waiting", fillers+i)
+		}
+		waitSubscribers(t, a.rdb, q, 1)
+		before := zranks(t, a.rdb)
+		holds := a.engs[q].Counters().Holds
+		time.Sleep(3 * ttl)
+		assert.Less(t, zranks(t, a.rdb)-before, len(pages), "the far pages were not read one by one")
+		assert.GreaterOrEqual(t, a.engs[q].Counters().Holds-holds, uint64(2), "held every third of the TTL")
+		now, err := a.rdb.Time(bg).Result()
+		require.NoError(t, err)
+		for _, id := range ids {
+			dl, err := a.rdb.ZScore(bg, "wr:{"+q+"}:expiry", id).Result()
+			require.NoError(t, err, "ticket %s still waiting", id)
+			assert.Greater(t, int64(dl), now.UnixMilli(), "ticket %s alive", id)
+		}
+		for _, p := range pages {
+			s, _ := p.state()
+			assert.Equal(t, "waiting", s)
+		}
+
+		pages[0].resp.Body.Close()          // the tab closes: its ticket is no longer held
+		require.Eventually(t, func() bool { // read without a status call, which would keep it alive
+			now, err := a.rdb.Time(bg).Result()
+			dl, err2 := a.rdb.ZScore(bg, "wr:{"+q+"}:expiry", ids[0]).Result()
+			return err == nil && err2 == nil && int64(dl) < now.UnixMilli()
+		}, 30*time.Second, 100*time.Millisecond, "the closed page's ticket is no longer held")
+		assert.Equal(t, 410, a.status(q, tickets[1+fillers]).code, "it expired")
+		assert.Equal(t, "waiting", a.status(q, tickets[2+fillers]).str("state"), "an open page's ticket does not")
+	})
+}
+
+// In push mode a page far from the front follows the people who leave ahead
+// of it (a leave, a round's sweep of tickets that stopped polling) from the
+// round events, which name them by arrival number, without a store read of
+// each page.
+func TestPagesFollowDepartures(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st storetest.Store) {
+		const ahead = 120 // beyond the 100 nearest the front, whose pages are re-read every few seconds
+		q := uniq("departures")
+		a := newEnv(t, st.Addr, envOpt{period: time.Minute},
+			queueConf{name: q, set: queue.Settings{Slot: 1, TicketTTL: time.Minute}})
+		tickets := a.fill(q, 1+ahead+3, 1)
+		var pages []*pageTab
+		for _, tk := range tickets[1+ahead:] {
+			pages = append(pages, openPage(t, a, q, tk))
+		}
+		for i, p := range pages {
+			p.waitFor(t, "waiting", ahead+i)
+		}
+		waitSubscribers(t, a.rdb, q, 1)
+		before := zranks(t, a.rdb)
+
+		for _, tk := range tickets[1:4] { // three people ahead leave
+			require.Equal(t, 200, a.do("POST", "/v1/queues/"+q+"/release", tk, "").code)
+		}
+		for i, p := range pages {
+			p.waitFor(t, "waiting", ahead-3+i)
+		}
+		// Two stop polling: their deadlines pass, and the next round (the
+		// release of a sixth one triggers it) sweeps them.
+		now, err := a.rdb.Time(bg).Result()
+		require.NoError(t, err)
+		for _, tk := range tickets[4:6] {
+			id, _, _ := strings.Cut(tk, ".")
+			require.NoError(t, a.rdb.ZAddXX(bg, "wr:{"+q+"}:expiry",
+				redis.Z{Score: float64(now.UnixMilli() - 1), Member: id}).Err())
+		}
+		require.Equal(t, 200, a.do("POST", "/v1/queues/"+q+"/release", tickets[6], "").code)
+		for i, p := range pages {
+			p.waitFor(t, "waiting", ahead-6+i)
+		}
+		assert.Less(t, zranks(t, a.rdb)-before, len(pages), "no page was read one by one")
 	})
 }

@@ -153,24 +153,31 @@ func (rm *room) redirect(pass string) string {
 }
 
 // ticketTTL is the queue's ticket TTL, read from the store at most every few
-// seconds (it only caps poll_after_ms, so a slightly old value is fine).
+// seconds (it only caps poll_after_ms, so a slightly old value is fine). One
+// caller reads it while the others keep the old value: thousands of event
+// streams answering at once cost one store read, not one each.
 func (rm *room) ticketTTL(ctx context.Context) time.Duration {
 	rm.mu.Lock()
 	ttl, at := rm.ttl, rm.ttlAt
-	rm.mu.Unlock()
-	if ttl > 0 && time.Since(at) < 5*time.Second {
+	if ttl > 0 && (time.Since(at) < 5*time.Second || rm.ttlReading) {
+		rm.mu.Unlock()
 		return ttl
 	}
+	rm.ttlReading = true
+	rm.mu.Unlock()
 	set, err := rm.eng.Settings(ctx)
+	rm.mu.Lock()
+	rm.ttlReading = false
+	if err == nil {
+		rm.ttl, rm.ttlAt = set.TicketTTL, time.Now()
+	}
+	rm.mu.Unlock()
 	if err != nil {
 		if ttl > 0 {
 			return ttl
 		}
 		return queue.DefaultSettings.TicketTTL
 	}
-	rm.mu.Lock()
-	rm.ttl, rm.ttlAt = set.TicketTTL, time.Now()
-	rm.mu.Unlock()
 	return set.TicketTTL
 }
 

@@ -51,7 +51,7 @@ func newMetrics(reg *prometheus.Registry, s *Server) (*metrics, error) {
 			Help: "Server-sent event streams open on this instance.",
 		}),
 	}
-	for _, op := range []string{"join", "status", "enter", "heartbeat", "release", "stats", "settings", "ping", "metrics", "codes"} {
+	for _, op := range []string{"join", "status", "enter", "heartbeat", "release", "stats", "settings", "ping", "metrics", "codes", "hold"} {
 		m.storeErrors.WithLabelValues(op) // export every series from the start, at 0
 	}
 	hubReads := prometheus.NewCounterFunc(prometheus.CounterOpts{

@@ -172,6 +172,9 @@ type room struct {
 	changed chan struct{} // closed and replaced when this instance admits someone
 	ttl     time.Duration // cached ticket TTL (see ticketTTL)
 	ttlAt   time.Time
+	// ttlReading: one caller is reading the TTL from the store; the others
+	// use the old value meanwhile.
+	ttlReading bool
 }
 
 // New builds the server. Queue names must be unique.

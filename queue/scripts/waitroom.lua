@@ -18,6 +18,10 @@
 --                            TTL once admitted, max(ticket TTL, 1 min) as a tombstone once over
 --   <prefix>user:<u>   string ticket of user u; same life as the ticket's hash
 local prefix = ARGV[1]
+-- departed collects the arrival numbers of the waiting tickets this call
+-- ended; round, prepare and release return them, for the round events
+-- (subscribers count them off the positions of the pages behind them).
+local departed = {}
 local names = {'slot', 'session_ms', 'ticket_ttl_ms', 'max_session_ms'}
 
 local function now_ms()
@@ -73,9 +77,18 @@ local function keep(id, ms)
   end
 end
 
+-- keep_at_least makes a ticket's hash and user key live at least ms more,
+-- never shortening a longer life (the one a hold gave them, see ops.hold).
+local function keep_at_least(id, ms)
+  local t = redis.call('PTTL', tkey(id))
+  if t >= 0 and t < ms then keep(id, ms) end
+end
+
 -- finish ends a ticket for reason: out of every set, a tombstone that tells
 -- the reason for a ticket TTL (at least a minute), the user key gone.
 local function finish(id, reason, s)
+  local arrival = redis.call('ZSCORE', KEYS[2], id)
+  if arrival then departed[#departed + 1] = tonumber(arrival) end
   local was = redis.call('ZREM', KEYS[3], id) + redis.call('ZREM', KEYS[2], id) +
     redis.call('ZREM', prefix .. 'pre', id)
   redis.call('ZREM', KEYS[4], id)
@@ -242,9 +255,9 @@ function ops.join(s, now)
   return {id, 1, redis.call('ZRANK', KEYS[2], id), st}
 end
 
--- status(id...) -> per id {'w', rank, queue state} | {'p', pre-queue size, opens_at}
+-- status(id...) -> per id {'w', rank, queue state, arrival} | {'p', pre-queue size, opens_at}
 -- | {'a', deadline, nonce} | {'x', reason}
-local function status1(id, now, s, st)
+local function status1(id, now, s, st, keys_ms)
   local h = tkey(id)
   if redis.call('ZSCORE', prefix .. 'pre', id) then
     if st == 'closed' then
@@ -273,8 +286,8 @@ local function status1(id, now, s, st)
       return {'x', 'closed'}
     end
     redis.call('ZADD', KEYS[4], 'XX', now + s.ticket_ttl_ms, id)
-    keep(id, 2 * s.ticket_ttl_ms)
-    return {'w', rank, st}
+    keep_at_least(id, keys_ms)
+    return {'w', rank, st, tonumber(redis.call('ZSCORE', KEYS[2], id))}
   end
   local x = redis.call('HGET', h, 'x')
   if x then return {'x', x} end
@@ -286,8 +299,17 @@ end
 function ops.status(s, now)
   local out = {}
   local st = qstate(s, now)
-  for i = 7, #ARGV do out[#out + 1] = status1(ARGV[i], now, s, st) end
+  for i = 7, #ARGV do out[#out + 1] = status1(ARGV[i], now, s, st, 2 * s.ticket_ttl_ms) end
   return out
+end
+
+-- status_held(keys_ms, id) -> the status of one ticket, as status, whose
+-- keys a waiting ticket keeps for at least max(keys_ms, 2 ticket TTLs): the
+-- first read of a page that an instance will hold (see hold), so holding it
+-- costs no key refresh until half of keys_ms has passed.
+function ops.status_held(s, now)
+  local st = qstate(s, now)
+  return {status1(ARGV[8], now, s, st, math.max(tonumber(ARGV[7]), 2 * s.ticket_ttl_ms))}
 end
 
 -- enter(id, nonce, key) -> {'ok', deadline} | {'ok', deadline, 'again'} | {'used'} | {'expired'}
@@ -327,22 +349,51 @@ function ops.heartbeat(s, now)
   return {'ok', dl, cap}
 end
 
--- release(id, nonce, mode) -> 1 when the ticket held a place, 0 otherwise,
+-- release(id, nonce, mode) -> {n, departed...}: n is 1 when the ticket held a place, 0 otherwise,
 -- -1 when mode is 'ticket' and the ticket was entered (the session token is
 -- needed then), -2 when the nonce is not the ticket's current admission.
 -- mode: 'any' (trusted caller), 'ticket' (the waiting-room ticket),
--- 'session' (the entered session's token, with its nonce).
+-- 'session' (the entered session's token, with its nonce). departed is the
+-- ticket's arrival number when it left the waiting line.
 function ops.release(s, now)
   local id, nonce, mode = ARGV[7], ARGV[8], ARGV[9]
   local h = tkey(id)
   if mode == 'ticket' and redis.call('HGET', h, 'e') and redis.call('ZSCORE', KEYS[3], id) then
-    return -1
+    return {-1}
   end
-  if mode == 'session' and redis.call('HGET', h, 'n') ~= nonce then return -2 end
-  return finish(id, 'released', s)
+  if mode == 'session' and redis.call('HGET', h, 'n') ~= nonce then return {-2} end
+  local out = {finish(id, 'released', s)}
+  for _, a in ipairs(departed) do out[#out + 1] = a end
+  return out
 end
 
--- prepare(max_sweep) -> {now, slot, session_ms, ticket_ttl_ms, max_session_ms, reclaimed, swept, admitting}
+-- hold(keys_ms, n_keys, id1, id2, ...) -> {now, extended}: an instance keeps
+-- the tickets of the pages it holds open alive, all in one call per period
+-- (issue 17) instead of one status read per page: every id still waiting gets
+-- the liveness deadline now + ticket TTL in ONE ZADD (XX: an id that is no
+-- longer waiting is not added back; GT: a deadline is never lowered), and the
+-- first n_keys ids' hash and user key live at least max(keys_ms, 2 ticket
+-- TTLs) more (the instance asks for that once per half of keys_ms per ticket,
+-- so a page left open for an hour does not lose its ticket's hash). A ticket
+-- whose page closed, or whose instance died, is no longer held and expires a
+-- ticket TTL after its last hold, as after its last poll.
+function ops.hold(s, now)
+  local keys_ms, nk = math.max(tonumber(ARGV[7]), 2 * s.ticket_ttl_ms), tonumber(ARGV[8])
+  local args = {'XX', 'GT', 'CH'}
+  local dl = now + s.ticket_ttl_ms
+  for i = 9, #ARGV do
+    args[#args + 1] = dl
+    args[#args + 1] = ARGV[i]
+  end
+  local n = 0
+  if #args > 3 then n = redis.call('ZADD', KEYS[4], unpack(args)) end
+  for i = 9, math.min(8 + nk, #ARGV) do
+    if redis.call('ZSCORE', KEYS[4], ARGV[i]) then keep_at_least(ARGV[i], keys_ms) end
+  end
+  return {now, n}
+end
+
+-- prepare(max_sweep) -> {now, slot, session_ms, ticket_ttl_ms, max_session_ms, reclaimed, swept, admitting, departed...}
 -- The start of a round of the strategies that admit with plain commands.
 -- admitting is 0 unless the queue is open (paused, scheduled, closed); a
 -- closed queue's waiting tickets are ended here.
@@ -351,10 +402,13 @@ function ops.prepare(s, now)
   local swept = sweep(now, tonumber(ARGV[7]), s)
   local st = qstate(s, now)
   if st == 'closed' then close_out(tonumber(ARGV[7]), s) end
-  return {now, s.slot, s.session_ms, s.ticket_ttl_ms, s.max_session_ms, reclaimed, swept, st == 'open' and 1 or 0}
+  local out = {now, s.slot, s.session_ms, s.ticket_ttl_ms, s.max_session_ms, reclaimed, swept, st == 'open' and 1 or 0}
+  for _, a in ipairs(departed) do out[#out + 1] = a end
+  return out
 end
 
--- round(max_drops) -> {now, reclaimed, dropped, session_ms, id1, arrival1, nonce1, waited1, ...}
+-- round(max_drops) -> {now, reclaimed, dropped, session_ms, n_departed, id1, arrival1, nonce1, waited1, ...,
+-- departed1, ...}: the admissions, then the arrival numbers of the waiting tickets the round ended.
 -- The atomic strategy's whole round: reclaim, sweep dead tickets, pop live
 -- heads up to the free places, admit them with their nonces, count.
 function ops.round(s, now)
@@ -365,7 +419,7 @@ function ops.round(s, now)
   local st = qstate(s, now)
   if st == 'closed' then close_out(max_drops, s) end
   if st ~= 'open' then free = 0 end
-  local out = {now, reclaimed, 0, math.min(s.session_ms, s.max_session_ms)}
+  local out = {now, reclaimed, 0, math.min(s.session_ms, s.max_session_ms), 0}
   local n = 0
   while free > 0 and dropped < max_drops do
     local head = redis.call('ZPOPMIN', KEYS[2])
@@ -381,12 +435,15 @@ function ops.round(s, now)
       n = n + 1
       free = free - 1
     else
+      departed[#departed + 1] = tonumber(head[2]) -- popped already: finish does not see it waiting
       finish(id, 'expired', s)
       dropped = dropped + 1
     end
   end
   if n > 0 then redis.call('HINCRBY', KEYS[7], math.floor(now / 1000), n) end
   out[3] = dropped
+  out[5] = #departed
+  for _, a in ipairs(departed) do out[#out + 1] = a end
   return out
 end
 
