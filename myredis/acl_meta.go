@@ -343,7 +343,7 @@ func (c *command) keysByExtractor(args [][]byte, dst []keyRef) []keyRef {
 // with SET or INCRBY (or a syntax error, to be safe).
 func variableKeyFlags(name string, args [][]byte) int {
 	if name == "set" {
-		for _, a := range args[3:] {
+		for _, a := range args[min(3, len(args)):] { // short when redis.acl_check_cmd skips the arity check
 			if eqFold(a, "get") {
 				return keyRW | keyAccess | keyUpdate
 			}

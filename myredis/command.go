@@ -219,6 +219,7 @@ var commandGroups = []func() []*command{
 	commandsACL,
 	commandsStream,
 	commandsMemory,
+	commandsCluster,
 }
 
 // errUnknownCommand is Redis's reply to a command name it does not know. Like

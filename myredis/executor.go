@@ -170,6 +170,9 @@ type Ctx struct {
 	w        *Writer
 	inMulti  bool // inside EXEC
 	inScript bool // inside EVAL
+	// noErrorStats: the error this command replies was counted in errorstats
+	// already (a script's failed redis.call); it counts only as a failed call.
+	noErrorStats bool
 	// rewrite, when set, is what the AOF records instead of args.
 	rewrite [][]byte
 	changed int // workers mode only: this command's dirty count (workers.go)
@@ -306,7 +309,7 @@ func (s *Server) exec(x *Ctx) {
 	if x.c.blocked == nil || x.inMulti || x.inScript {
 		out := x.w.Bytes()
 		if len(out) > mark && out[mark] == '-' {
-			s.countCall(x.cmd, ns, out[mark:], !x.inScript)
+			s.countCall(x.cmd, ns, out[mark:], !x.noErrorStats)
 		} else {
 			x.cmd.stats.record(ns) // the common case
 		}

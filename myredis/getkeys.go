@@ -101,6 +101,9 @@ func (k keynumSpec) bySpec(args [][]byte) [][]byte {
 }
 
 func (k keynumSpec) byExtractor(args [][]byte) [][]byte {
+	if k.numIdx >= len(args) { // redis.acl_check_cmd does not check the arity
+		return nil
+	}
 	first := k.numIdx + 1
 	n := cAtoi(args[k.numIdx])
 	if n < 1 || n > len(args)-first {

@@ -158,6 +158,7 @@ func (e *luaEngine) sandbox() {
 	str := G.RawGetString("string").(*lua.LTable)
 	str.RawSetString("rep", L.NewFunction(luaStringRep))
 	str.RawSetString("format", L.NewFunction(luaFormat))
+	str.RawSetString("dump", L.NewFunction(luaStringDump)) // lua_dump.go
 	co := G.RawGetString("coroutine").(*lua.LTable)
 	for _, name := range []string{"create", "wrap"} {
 		orig := co.RawGetString(name)
@@ -539,6 +540,7 @@ func (e *luaEngine) writeError(w *Writer, sha string, err error) {
 	if !ok {
 		msg = "ERR unknown error" // Redis 7.0.15 crashes here; anything sane will do
 	}
+	e.noteCounted(t)
 	source, okSource := luaStringField(t, "source")
 	line, okLine := luaStringField(t, "line")
 	if okSource && okLine {
@@ -677,7 +679,10 @@ func (e *luaEngine) command(L *lua.LState, raise bool) int {
 	e.argv = args
 	reply, errMsg := e.s.scriptCall(e, args)
 	if errMsg != "" {
-		return e.failCall(L, luaErrorTable(L, errMsg), raise || errMsg == msgLuaKilled)
+		if errMsg == msgLuaKilled { // not a refusal: the script's own error, counted as its reply
+			return e.failCall(L, luaErrorTable(L, errMsg), true)
+		}
+		return e.failCall(L, luaCountedError(L, errMsg), raise)
 	}
 	v, _ := respToLua(L, reply)
 	if len(reply) > 0 && reply[0] == '-' && raise {
@@ -731,33 +736,51 @@ func luaCommandArgs(L *lua.LState, dst [][]byte) ([][]byte, string) {
 
 // scriptCall runs one redis.call command on the executor, returning its RESP
 // reply, or the error text when the script may not run it at all.
+// scriptCallRejection is why a script may not run this command line now, or "".
+func (s *Server) scriptCallRejection(e *luaEngine, cmd *command, args [][]byte) string {
+	switch {
+	case cmd == nil:
+		return msgLuaUnknownCmd
+	case !cmd.arityOK(len(args)):
+		return msgLuaArity
+	case cmd.flags&flagNoScript != 0:
+		return msgLuaNoScript
+	}
+	if !e.client.user.unrestricted { // acl_check.go
+		if msg := s.aclCheckScript(e.client, cmd, args); msg != "" {
+			return msg
+		}
+	}
+	if cmd.flags&(flagWrite|flagMayReplicate) != 0 && e.readOnly { // PUBLISH, PFCOUNT too (pause.go)
+		return msgLuaWriteRO
+	}
+	if msg := s.scriptCallRefusal(cmd, e.wrote); msg != "" { // replication_guard.go
+		return msg
+	}
+	if cmd.flags&flagDenyOOM != 0 && !e.allowOOM && !e.wrote && s.overMaxmemory() { // maxmemory.go
+		return "-" + msgOOM
+	}
+	return ""
+}
+
 func (s *Server) scriptCall(e *luaEngine, args [][]byte) ([]byte, string) {
 	cmd := s.table.lookup(args[0])
 	if cmd != nil && cmd.subs != nil && len(args) >= 2 {
 		cmd = cmd.subcommand(args[1]) // as call resolves it; nil when unknown
 	}
-	switch {
-	case cmd == nil:
-		return nil, msgLuaUnknownCmd
-	case !cmd.arityOK(len(args)):
-		return nil, msgLuaArity
-	case cmd.flags&flagNoScript != 0:
-		return nil, msgLuaNoScript
-	}
-	if !e.client.user.unrestricted { // acl_check.go
-		if msg := s.aclCheckScript(e.client, cmd, args); msg != "" {
-			return nil, msg
+	if msg := s.scriptCallRejection(e, cmd, args); msg != "" {
+		// counted as Redis's scriptCall counts a refusal: in errorstats (code
+		// ERR unless the text brings its own) and as the command's rejected call
+		code := "ERR " + msg
+		if rest, ok := strings.CutPrefix(msg, "-"); ok {
+			code = rest
 		}
-	}
-	if cmd.flags&(flagWrite|flagMayReplicate) != 0 && e.readOnly { // PUBLISH, PFCOUNT too (pause.go)
-		return nil, msgLuaWriteRO
-	}
-	if msg := s.scriptCallRefusal(cmd, e.wrote); msg != "" { // replication_guard.go
+		if cmd != nil {
+			s.countRejected(cmd, code)
+		} else {
+			s.countErrorText(code)
+		}
 		return nil, msg
-	}
-	if cmd.flags&flagDenyOOM != 0 && !e.allowOOM && !e.wrote && s.overMaxmemory() { // maxmemory.go
-		s.countRejected(cmd, msgOOM)
-		return nil, "-" + msgOOM
 	}
 	if cmd.flags&flagWrite != 0 {
 		if !e.wrote {
@@ -777,6 +800,26 @@ func (s *Server) scriptCall(e *luaEngine, args [][]byte) ([]byte, string) {
 
 // luaErrorTable is Redis's luaPushErrorBuff: "-CODE msg" keeps its code, a bare
 // message gets "ERR"; the result is {err="CODE msg"}.
+// luaStatsCounted is the field Redis sets on the error table of a failed
+// redis.call: errorstats counted the error when the command failed, so the
+// script's reply carrying it is not counted again.
+const luaStatsCounted = "ignore_error_stats_update"
+
+// luaCountedError is luaErrorTable for an error errorstats has counted.
+func luaCountedError(L *lua.LState, text string) *lua.LTable {
+	t := luaErrorTable(L, text)
+	t.RawSetString(luaStatsCounted, lua.LTrue)
+	return t
+}
+
+// noteCounted marks the running script's reply as counted when its error table
+// says so. Runs on the executor goroutine.
+func (e *luaEngine) noteCounted(t *lua.LTable) {
+	if b, ok := t.RawGetString(luaStatsCounted).(lua.LBool); ok && bool(b) && e.caller != nil {
+		e.caller.noErrorStats = true
+	}
+}
+
 func luaErrorTable(L *lua.LState, text string) *lua.LTable {
 	t := L.CreateTable(0, 1)
 	t.RawSetString("err", lua.LString(luaErrorText(text)))
@@ -814,7 +857,7 @@ func respToLua(L *lua.LState, b []byte) (lua.LValue, []byte) {
 		t.RawSetString("ok", lua.LString(line))
 		return t, rest
 	case '-':
-		return luaErrorTable(L, "-"+string(line)), rest
+		return luaCountedError(L, "-"+string(line)), rest
 	case ':':
 		n, _ := strconv.ParseInt(string(line), 10, 64)
 		return lua.LNumber(n), rest
@@ -928,6 +971,9 @@ func (e *luaEngine) writeReply(w *Writer, v lua.LValue, depth int) {
 		// Raw reads: this runs outside the script's protected call, where a
 		// metamethod raising an error would have nowhere to go.
 		if msg, ok := v.RawGetString("err").(lua.LString); ok {
+			if depth == 0 {
+				e.noteCounted(v)
+			}
 			w.Error(string(msg))
 			return
 		}

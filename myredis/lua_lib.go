@@ -121,15 +121,28 @@ func luaSetRepl(L *lua.LState) int {
 	return 0 // every write is propagated; there are no replicas to leave out
 }
 
+// aclCheckCmd is redis.acl_check_cmd(cmd, args...): whether the script's caller
+// may run that command line under its ACL rules (the command is not run). A
+// name that is not a command, or a container's unknown subcommand, is an error.
 func (e *luaEngine) aclCheckCmd(L *lua.LState) int {
 	args, errMsg := luaCommandArgs(L, nil)
 	if errMsg != "" {
 		L.Error(luaErrorTable(L, errMsg), 0)
 	}
-	if e.s.table.lookup(args[0]) == nil {
+	cmd := e.s.table.lookup(args[0])
+	if cmd != nil && cmd.subs != nil && len(args) >= 2 {
+		cmd = cmd.subcommand(args[1])
+	}
+	if cmd == nil {
 		L.Error(luaErrorTable(L, msgLuaACLInvalid), 0)
 	}
-	L.Push(lua.LTrue) // one user, allowed everything
+	u := e.client.user
+	if u.unrestricted {
+		L.Push(lua.LTrue)
+		return 1
+	}
+	res, _ := e.s.acl.checkCommand(u, cmd, args)
+	L.Push(lua.LBool(res == aclOK))
 	return 1
 }
 
@@ -199,6 +212,14 @@ func luaTostring(L *lua.LState, orig lua.LValue) int {
 func luaLoadstring(L *lua.LState) int {
 	code := L.CheckString(1)
 	name := luaChunkID(L.OptString(2, code))
+	if strings.HasPrefix(code, luaBinarySignature) {
+		// Redis's Lua loads no binary chunks: its parser meets the ESC byte as text
+		// (and the chunk name, a C string, ends at the first NUL).
+		name = luaChunkID(cstring([]byte(L.OptString(2, code))))
+		L.Push(lua.LNil)
+		L.Push(lua.LString(name + ":1: unexpected symbol near 'char(27)'"))
+		return 2
+	}
 	fn, err := L.Load(strings.NewReader(code), name)
 	if err != nil {
 		L.Push(lua.LNil)

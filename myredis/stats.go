@@ -92,8 +92,8 @@ func (n *netCounters) addOut(v int) {
 }
 
 // countCall records one executed command that took ns (-1: not timed), and its
-// error reply in errorstats when countErr (an error inside a script is counted
-// once, as the script's). Runs on the executor.
+// error reply in errorstats when countErr (a script that fails with the error
+// of its redis.call does not count it twice). Runs on the executor.
 func (s *Server) countCall(cmd *command, ns int64, failedReply []byte, countErr bool) {
 	st := &cmd.stats
 	st.calls++
