@@ -278,6 +278,49 @@ func TestEnterKeyRetry(t *testing.T) {
 	})
 }
 
+// TestJoinKeyRetry: an anonymous join retried with its idempotency key gets
+// the first call's ticket while it is live, not a second one; another key, no
+// key, or the key after the ticket ended make a new ticket.
+func TestJoinKeyRetry(t *testing.T) {
+	forEachStore(t, func(t *testing.T, tg target) {
+		rdb := tg.client(4)
+		defer rdb.Close()
+		e := newEngine(t, rdb, testQueue(t), Options{Defaults: Settings{Slot: 1}})
+		_, err := e.JoinKey(bg, "", "", "bad key")
+		require.ErrorIs(t, err, ErrBadKey)
+
+		first, err := e.JoinKey(bg, "", "", "join-1")
+		require.NoError(t, err)
+		again, err := e.JoinKey(bg, "", "", "join-1")
+		require.NoError(t, err)
+		require.Equal(t, first.Ticket, again.Ticket, "the same key: the same ticket")
+		other, err := e.JoinKey(bg, "", "", "join-2")
+		require.NoError(t, err)
+		require.NotEqual(t, first.Ticket, other.Ticket, "another key")
+		plain, err := e.Join(bg, "")
+		require.NoError(t, err)
+		require.NotEqual(t, first.Ticket, plain.Ticket, "no key")
+		require.Equal(t, int64(2), plain.Position, "three tickets in line, not four")
+
+		_, err = e.Round(bg) // admits the first
+		require.NoError(t, err)
+		again, err = e.JoinKey(bg, "", "", "join-1")
+		require.NoError(t, err)
+		require.Equal(t, first.Ticket, again.Ticket, "admitted: still the same ticket")
+		require.Equal(t, StateAdmitted, again.State)
+
+		user, err := e.JoinKey(bg, "alice", "", "join-1")
+		require.NoError(t, err)
+		require.NotEqual(t, first.Ticket, user.Ticket, "a user id: the user's own ticket, the key aside")
+
+		_, err = e.Release(bg, first.Ticket)
+		require.NoError(t, err)
+		after, err := e.JoinKey(bg, "", "", "join-1")
+		require.NoError(t, err)
+		require.NotEqual(t, first.Ticket, after.Ticket, "after the ticket ended, the key joins anew")
+	})
+}
+
 func TestHeartbeatNeverShortens(t *testing.T) {
 	forEachStore(t, func(t *testing.T, tg target) {
 		rdb := tg.client(4)

@@ -37,7 +37,7 @@ var (
 	ErrBadKey = errors.New("queue: an idempotency key is 1-64 visible ASCII characters")
 )
 
-// MaxIdempotencyKey is the longest idempotency key EnterKey takes.
+// MaxIdempotencyKey is the longest idempotency key EnterKey and JoinKey take.
 const MaxIdempotencyKey = 64
 
 // IdempotencyKeyOK tells whether key may be given to EnterKey: empty (none),
@@ -104,6 +104,31 @@ func (e *Engine) JoinCode(ctx context.Context, user, code string) (Status, error
 	}
 	return e.join(ctx, user, id)
 }
+
+// JoinKey is Join, or JoinCode when code is not empty, with an idempotency
+// key (IdempotencyKeyOK): an anonymous join (user "") retried with the key of
+// a call that landed gets that call's ticket while it is waiting or admitted,
+// instead of a second ticket nobody holds (a retry after a lost answer, as
+// in a store failover). The key stands for the user: it is kept as the
+// ticket's user id, in a form no user id the HTTP layer accepts can take
+// (keyUser). With a user id, the user's own ticket is the answer already
+// and the key is not needed.
+func (e *Engine) JoinKey(ctx context.Context, user, code, key string) (Status, error) {
+	if !IdempotencyKeyOK(key) {
+		return Status{}, ErrBadKey
+	}
+	if user == "" && key != "" {
+		user = keyUser(key)
+	}
+	if code != "" {
+		return e.JoinCode(ctx, user, code)
+	}
+	return e.Join(ctx, user)
+}
+
+// keyUser is the user id an idempotency key stands for: it starts with a
+// byte that is never valid UTF-8, and user ids are valid UTF-8.
+func keyUser(key string) string { return "\xffkey:" + key }
 
 func (e *Engine) join(ctx context.Context, user, codeID string) (Status, error) {
 	res, err := e.script(ctx, "join", newTicketID(), user, codeID).Slice()

@@ -3,6 +3,8 @@ package gate
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -26,28 +28,35 @@ type queueAnswer struct {
 	expiresAt time.Time
 }
 
+// enter sends the pass with an Idempotency-Key, the same to every instance it
+// tries: when an instance entered the pass but its answer was lost (a
+// timeout, a store failover), the next one answers the same session instead
+// of 409 "pass used".
 func (q *queueClient) enter(ctx context.Context, pass string) (queueAnswer, error) {
-	return q.call(ctx, "/enter", "", map[string]string{"pass": pass})
+	var key [16]byte
+	rand.Read(key[:])
+	return q.call(ctx, "/enter", "", hex.EncodeToString(key[:]), map[string]string{"pass": pass})
 }
 
 func (q *queueClient) heartbeat(ctx context.Context, token string) (queueAnswer, error) {
-	return q.call(ctx, "/heartbeat", token, struct{}{})
+	return q.call(ctx, "/heartbeat", token, "", struct{}{})
 }
 
 func (q *queueClient) release(ctx context.Context, token string) (queueAnswer, error) {
-	return q.call(ctx, "/release", token, struct{}{})
+	return q.call(ctx, "/release", token, "", struct{}{})
 }
 
 // call POSTs body as JSON to path on the first instance that answers (a 503
-// counts as no answer), with the bearer token when given.
-func (q *queueClient) call(ctx context.Context, path, token string, body any) (queueAnswer, error) {
+// counts as no answer), with the bearer token and the idempotency key when
+// given.
+func (q *queueClient) call(ctx context.Context, path, token, key string, body any) (queueAnswer, error) {
 	data, err := json.Marshal(body)
 	if err != nil {
 		return queueAnswer{}, err
 	}
 	var lastErr error
 	for _, base := range q.urls {
-		a, err := q.callOne(ctx, base+"/v1/queues/"+url.PathEscape(q.queue)+path, token, data)
+		a, err := q.callOne(ctx, base+"/v1/queues/"+url.PathEscape(q.queue)+path, token, key, data)
 		if err == nil {
 			return a, nil
 		}
@@ -56,7 +65,7 @@ func (q *queueClient) call(ctx context.Context, path, token string, body any) (q
 	return queueAnswer{}, lastErr
 }
 
-func (q *queueClient) callOne(ctx context.Context, u, token string, data []byte) (queueAnswer, error) {
+func (q *queueClient) callOne(ctx context.Context, u, token, key string, data []byte) (queueAnswer, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(data))
 	if err != nil {
 		return queueAnswer{}, err
@@ -64,6 +73,9 @@ func (q *queueClient) callOne(ctx context.Context, u, token string, data []byte)
 	req.Header.Set("Content-Type", "application/json")
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
 	}
 	res, err := q.client.Do(req)
 	if err != nil {

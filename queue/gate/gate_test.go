@@ -182,6 +182,26 @@ func TestQueueDownAndFailover(t *testing.T) {
 	assert.Equal(t, http.StatusBadGateway, rec.Code)
 }
 
+// TestEnterRetriedWithItsKey: an instance enters the pass but its answer is
+// lost (503); the gate's retry on the next instance carries the same
+// Idempotency-Key and gets the session, not 409.
+func TestEnterRetriedWithItsKey(t *testing.T) {
+	var f *fixture
+	var keys []string
+	lossy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		keys = append(keys, r.Header.Get("Idempotency-Key"))
+		f.queue.ServeHTTP(httptest.NewRecorder(), r) // entered, the answer lost
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(lossy.Close)
+	f = newFixture(t, lossy.URL)
+	rec := f.do("GET", "/checkout/?pass=good")
+	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
+	require.Equal(t, "inside tok-1", f.do("GET", "/checkout/", sessionCookie(t, rec)).Body.String())
+	require.Len(t, keys, 1)
+	assert.Len(t, keys[0], 32, "a random key")
+}
+
 func TestNewChecksConfig(t *testing.T) {
 	_, err := New(Config{Queue: "q", Secret: secret})
 	assert.ErrorIs(t, err, ErrNoQueue)

@@ -184,6 +184,8 @@ func (rm *room) ticketTTL(ctx context.Context) time.Duration {
 // join: POST /v1/queues/{q}/join {"user","expires","sig"} (all optional
 // together). Content-Type must be application/json, so a cross-site form
 // cannot make a browser join; each client IP has a join budget per minute.
+// With an Idempotency-Key header, an anonymous join retried with the key of
+// the call that joined gets the same ticket while it is live.
 func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 	rm, ok := s.room(w, r)
 	if !ok {
@@ -204,6 +206,11 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 		} `json:"pow"` // the solved challenge, when the queue asks for proof of work
 	}
 	if !s.decodeBody(w, r, &req, true) {
+		return
+	}
+	key := r.Header.Get("Idempotency-Key")
+	if !queue.IdempotencyKeyOK(key) {
+		writeError(w, http.StatusBadRequest, "Idempotency-Key is 1-64 visible ASCII characters")
 		return
 	}
 	if len(req.User) > maxUserLen || !utf8.ValidString(req.User) {
@@ -247,13 +254,7 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	var st queue.Status
-	var err error
-	if req.Code != "" {
-		st, err = rm.eng.JoinCode(ctx, req.User, req.Code)
-	} else {
-		st, err = rm.eng.Join(ctx, req.User)
-	}
+	st, err := rm.eng.JoinKey(ctx, req.User, req.Code, key)
 	switch {
 	case errors.Is(err, queue.ErrBadCode):
 		writeError(w, http.StatusBadRequest, "invalid bypass code")

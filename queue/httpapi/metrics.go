@@ -20,6 +20,7 @@ import (
 //	queue_event_streams                     open event streams on this instance
 //	queue_event_store_reads_total           store reads made for them (shared per queue and tick)
 //	queue_event_statuses_delivered_total    statuses those reads delivered
+//	queue_wait_short_total                  writes whose WAIT saw fewer replicas than --wait-replicas (durable.go)
 //	queue_joins_total{queue} ...            engine events on this instance (see engineCollector)
 //	queue_wait_seconds{queue}               histogram: join (pre-queue: the draw) to admission, this instance's admissions
 //	queue_active_sessions{queue}            admitted users now (read from the store at scrape)
@@ -62,7 +63,11 @@ func newMetrics(reg *prometheus.Registry, s *Server) (*metrics, error) {
 		Name: "queue_event_statuses_delivered_total",
 		Help: "Statuses those reads handed to event streams.",
 	}, func() float64 { return float64(s.hubDelivered.Load()) })
-	for _, c := range []prometheus.Collector{m.requests, m.storeErrors, m.streams, hubReads, hubDelivered, &engineCollector{s: s}} {
+	waitShort := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "queue_wait_short_total",
+		Help: "Store writes whose WAIT saw fewer replicas than asked (--wait-replicas): lost if the master dies before its replicas get them.",
+	}, func() float64 { return float64(queue.WaitShort()) })
+	for _, c := range []prometheus.Collector{m.requests, m.storeErrors, m.streams, hubReads, hubDelivered, waitShort, &engineCollector{s: s}} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -115,3 +115,18 @@ func TestStateMetrics(t *testing.T) {
 	require.Equal(t, 200, e.do("PUT", "/v1/queues/"+q, adminToken, `{"state":"closed"}`).code)
 	assert.Equal(t, map[string]float64{"open": 0, "paused": 0, "scheduled": 0, "closed": 1}, states())
 }
+
+// TestWaitShortMetric: with --wait-replicas 1 on a store that has no replica,
+// every join's WAIT comes back short, and queue_wait_short_total counts it.
+func TestWaitShortMetric(t *testing.T) {
+	st := storetest.Start(t)
+	q := uniq("waitshort")
+	e := newEnv(t, st.Addr, envOpt{waitReplicas: 1}, queueConf{name: q, set: queue.Settings{Slot: 1}})
+	short := func() float64 {
+		return series(t, e.scrape(), "queue_wait_short_total", nil).GetCounter().GetValue()
+	}
+	before := short()
+	e.join(q, "")
+	e.join(q, "")
+	assert.GreaterOrEqual(t, short()-before, 2.0, "two joins, each WAIT short of the replica")
+}

@@ -76,6 +76,8 @@ type envOpt struct {
 	joinRate   int // 0: no limit in tests unless asked
 	cfg        func(*httpapi.Config)
 	runtime    bool // serve queues created at run time (httpapi.Runtime, Server.Run)
+	// waitReplicas: the engines WAIT for this many replicas after each script
+	waitReplicas int
 }
 
 func newEnv(t *testing.T, addr string, o envOpt, queues ...queueConf) *env {
@@ -93,7 +95,7 @@ func newEnv(t *testing.T, addr string, o envOpt, queues ...queueConf) *env {
 	for _, qc := range queues {
 		name := qc.name
 		eng, err := queue.New(rdb, name, queue.Options{Period: o.period, Secret: o.secret, Defaults: qc.set,
-			InstanceID: "test-" + name, Logger: quietLog(),
+			InstanceID: "test-" + name, Logger: quietLog(), WaitReplicas: o.waitReplicas, WaitTimeout: 10 * time.Millisecond,
 			Hooks: queue.Hooks{OnAdmit: func([]queue.Admission) {
 				if e.api != nil {
 					e.api.Notify(name)
@@ -372,6 +374,24 @@ func TestStatusTicketTTL(t *testing.T) {
 	assertError(t, r, 410)
 	assert.Equal(t, "expired", r.str("state"))
 	assert.Equal(t, queue.ReasonExpired, r.str("reason"))
+}
+
+// TestJoinIdempotencyKey: an anonymous join retried with its Idempotency-Key
+// gets the same ticket; another key gets another; a malformed key is 400.
+func TestJoinIdempotencyKey(t *testing.T) {
+	st := storetest.Start(t)
+	q := uniq("joinkey")
+	e := newEnv(t, st.Addr, envOpt{}, queueConf{name: q, set: queue.Settings{Slot: 2}})
+	path := "/v1/queues/" + q + "/join"
+	assertError(t, e.do("POST", path, "", `{}`, "Idempotency-Key", "has space"), 400)
+	first := e.do("POST", path, "", `{}`, "Idempotency-Key", "browser-try-1")
+	require.Equal(t, 200, first.code, first.raw)
+	retry := e.do("POST", path, "", `{}`, "Idempotency-Key", "browser-try-1")
+	require.Equal(t, 200, retry.code, retry.raw)
+	assert.Equal(t, first.str("ticket"), retry.str("ticket"))
+	other := e.do("POST", path, "", `{}`, "Idempotency-Key", "browser-try-2")
+	require.Equal(t, 200, other.code, other.raw)
+	assert.NotEqual(t, first.str("ticket"), other.str("ticket"))
 }
 
 func TestEnter(t *testing.T) {

@@ -1,7 +1,8 @@
 // Package gatetest is a stand-in for the queue service's site-facing routes
 // (/enter, /heartbeat, /release) for tests of sites and gates: passes
-// "good" and "other" are valid once each, sessions last a minute unless
-// heartbeated.
+// "good" and "other" are valid once each (a retry with the Idempotency-Key
+// of the call that entered gets the session again), sessions last a minute
+// unless heartbeated.
 package gatetest
 
 import (
@@ -19,6 +20,7 @@ type Queue struct {
 	mu         sync.Mutex
 	passes     map[string]string    // pass -> session token
 	used       map[string]bool      // pass -> used
+	usedKey    map[string]string    // pass -> the Idempotency-Key of the call that entered it
 	sessions   map[string]time.Time // token -> deadline
 	heartbeats int
 	released   []string
@@ -30,7 +32,7 @@ func NewQueue(name string, now func() time.Time) *Queue {
 		now = time.Now
 	}
 	return &Queue{name: name, now: now, passes: map[string]string{"good": "tok-1", "other": "tok-2"},
-		used: map[string]bool{}, sessions: map[string]time.Time{}}
+		used: map[string]bool{}, usedKey: map[string]string{}, sessions: map[string]time.Time{}}
 }
 
 // Heartbeats counts heartbeat calls.
@@ -72,13 +74,14 @@ func (q *Queue) enter(w http.ResponseWriter, r *http.Request) {
 	var body struct{ Pass string }
 	json.NewDecoder(r.Body).Decode(&body)
 	tok, ok := q.passes[body.Pass]
+	key := r.Header.Get("Idempotency-Key")
 	switch {
 	case !ok:
 		w.WriteHeader(http.StatusUnauthorized)
-	case q.used[body.Pass]:
+	case q.used[body.Pass] && (key == "" || q.usedKey[body.Pass] != key):
 		w.WriteHeader(http.StatusConflict)
 	default:
-		q.used[body.Pass] = true
+		q.used[body.Pass], q.usedKey[body.Pass] = true, key
 		exp := q.now().Add(time.Minute)
 		q.sessions[tok] = exp
 		json.NewEncoder(w).Encode(map[string]string{"state": "entered", "session": tok, "expires_at": exp.UTC().Format(time.RFC3339Nano)})

@@ -15,6 +15,9 @@
   var $ = function (id) { return document.getElementById(id); };
 
   var ticket = load(KEY);
+  // joinKey is the Idempotency-Key of the join being tried: the same on every
+  // retry, so a join whose answer was lost gives back its ticket, not a second one
+  var joinKey = null;
   var source = null;
   var timer = null;
   var failures = 0;
@@ -25,6 +28,13 @@
     try { if (v == null) localStorage.removeItem(k); else localStorage.setItem(k, v); } catch (e) { /* private mode */ }
   }
   function forget() { ticket = null; save(KEY, null); save(START, null); }
+  // newKey is 32 random hex digits (a Math.random fallback where there is no crypto)
+  function newKey() {
+    var b = new Uint8Array(16);
+    if (window.crypto && window.crypto.getRandomValues) window.crypto.getRandomValues(b);
+    else for (var i = 0; i < b.length; i++) b[i] = Math.floor(Math.random() * 256);
+    return Array.prototype.map.call(b, function (x) { return (x < 16 ? "0" : "") + x.toString(16); }).join("");
+  }
 
   function setState(s) { room.dataset.state = s; }
   function setLive(mode, text) { room.dataset.live = mode; $("live").textContent = text; }
@@ -45,6 +55,7 @@
   function call(method, path, body) {
     var headers = { "Accept": "application/json" };
     if (ticket && path !== "/join") headers["Authorization"] = "Bearer " + ticket;
+    if (path === "/join") headers["Idempotency-Key"] = joinKey;
     var init = { method: method, headers: headers, cache: "no-store" };
     if (body !== undefined) {
       headers["Content-Type"] = "application/json";
@@ -78,6 +89,7 @@
       });
       return;
     }
+    if (!joinKey) joinKey = newKey();
     proof().then(function (pow) {
       return call("POST", "/join", pow ? { pow: pow } : {});
     }).then(function (r) {
@@ -85,6 +97,7 @@
         failures = 0;
         trouble(false);
         ticket = r.data.ticket;
+        joinKey = null; // the next join (after this ticket ends) is another one
         save(KEY, ticket);
         show(r.data);
         follow();
