@@ -27,6 +27,10 @@ func commandsCluster() []*command {
 			"set-config-epoch": sub(3, admin), "setslot": sub(-4, admin), "shards": sub(2, flagStale),
 			"slaves": sub(3, admin), "slots": sub(2, flagStale),
 		}},
+		// the cluster client's connection commands, refused the same way
+		{name: "readonly", arity: 1, flags: flagStale, fn: cmdCluster},
+		{name: "readwrite", arity: 1, flags: flagStale, fn: cmdCluster},
+		{name: "asking", arity: 1, flags: flagStale, fn: cmdCluster},
 	}
 }
 

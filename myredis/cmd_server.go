@@ -17,7 +17,7 @@ const redisVersion = "7.0.15"
 func commandsServer() []*command {
 	return []*command{
 		{name: "command", arity: -1, fn: cmdCommand, subs: subcommands(map[string]int{
-			"count": 2, "info": -2, "docs": -2, "list": -2, "getkeys": -4, "help": 2,
+			"count": 2, "info": -2, "docs": -2, "list": -2, "getkeys": -4, "getkeysandflags": -4, "help": 2,
 		})},
 		{name: "config", arity: -2, flags: flagAdmin | flagNoScript, fn: cmdConfig, subs: subcommands(map[string]int{
 			"get": -3, "set": -4, "resetstat": 2, "rewrite": 2, "help": 2,
@@ -72,11 +72,22 @@ func cmdCommand(x *Ctx) {
 		x.commandList()
 	case "getkeys":
 		x.commandGetKeys(x.args[2:])
+	case "getkeysandflags":
+		x.commandGetKeysAndFlags(x.args[2:]) // getkeys.go
 	case "help":
-		x.w.BulkStrings([]string{"COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-			"(no subcommand)", "COUNT", "INFO [<command-name> ...]", "DOCS [<command-name> ...]",
-			"LIST [FILTERBY (MODULE <module-name>|ACLCAT <category>|PATTERN <pattern>)]",
-			"GETKEYS <full-command>", "HELP"})
+		x.help([]string{"COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+			"(no subcommand)", "    Return details about all Redis commands.",
+			"COUNT", "    Return the total number of commands in this Redis server.",
+			"LIST", "    Return a list of all commands in this Redis server.",
+			"INFO [<command-name> ...]", "    Return details about multiple Redis commands.",
+			"    If no command names are given, documentation details for all",
+			"    commands are returned.",
+			"DOCS [<command-name> ...]", "    Return documentation details about multiple Redis commands.",
+			"    If no command names are given, documentation details for all",
+			"    commands are returned.",
+			"GETKEYS <full-command>", "    Return the keys from a full Redis command.",
+			"GETKEYSANDFLAGS <full-command>", "    Return the keys and the access flags from a full Redis command.",
+			"HELP", "    Prints this help."})
 	}
 }
 
@@ -90,8 +101,8 @@ func (x *Ctx) commandList() {
 	case x.nargs() == 5 && eqFold(x.args[2], "filterby") && eqFold(x.args[3], "module"):
 		keep = func(*command) bool { return false }
 	case x.nargs() == 5 && eqFold(x.args[2], "filterby") && eqFold(x.args[3], "aclcat"):
-		cat := "+@" + strings.ToLower(x.arg(4)) + "\r\n"
-		keep = func(c *command) bool { return strings.Contains(redisCommandInfo[c.name], cat) }
+		cat := aclCategory(x.arg(4)) // acl_meta.go: subcommands have their own
+		keep = func(c *command) bool { return cat != 0 && c.acl.cats&cat != 0 }
 	case x.nargs() == 5 && eqFold(x.args[2], "filterby") && eqFold(x.args[3], "pattern"):
 		pattern := x.arg(4)
 		keep = func(c *command) bool { return globMatchNoCase(pattern, c.name) }

@@ -47,7 +47,7 @@ func (x *Ctx) commandGetKeys(args [][]byte) {
 	}
 	spec, counted := keynumSpecs[cmd.name]
 	switch {
-	case cmd.firstKey == 0 && !counted:
+	case cmd.firstKey == 0 && !counted && !cmd.acl.hasKeys:
 		x.err(msgGetKeysNoKeys)
 		return
 	case !cmd.arityOK(len(args)):
@@ -55,9 +55,14 @@ func (x *Ctx) commandGetKeys(args [][]byte) {
 		return
 	}
 	var keys [][]byte
-	if counted {
+	switch {
+	case counted:
 		keys = spec.keys(args)
-	} else {
+	case cmd.firstKey == 0: // keys only its key specs name (MEMORY USAGE)
+		for _, r := range cmd.aclKeys(args, nil) { // acl_meta.go
+			keys = append(keys, args[r.pos])
+		}
+	default:
 		keys = cmd.keys(args)
 	}
 	if len(keys) == 0 && !spec.noMandatoryKeys {
@@ -138,4 +143,95 @@ func cAtoi(b []byte) int {
 		n = -n
 	}
 	return int(int32(n))
+}
+
+// commandGetKeysAndFlags answers COMMAND GETKEYSANDFLAGS: each key of the
+// command line args with its key spec's flags, found as Redis's
+// getKeysFromCommandWithSpecs finds them (the ACL checks use the same, see
+// acl_meta.go). Runs on the executor.
+func (x *Ctx) commandGetKeysAndFlags(args [][]byte) {
+	cmd := x.s.table.lookup(args[0])
+	if cmd != nil && cmd.subs != nil && len(args) >= 2 {
+		cmd = cmd.subcommand(args[1])
+	}
+	switch {
+	case cmd == nil:
+		x.err(msgGetKeysInvalidCommand)
+		return
+	case !cmd.acl.hasKeys:
+		x.err(msgGetKeysNoKeys)
+		return
+	case !cmd.arityOK(len(args)):
+		x.err(msgGetKeysArity)
+		return
+	}
+	refs := keysAndFlags(cmd, args)
+	if len(refs) == 0 {
+		if spec, counted := keynumSpecs[cmd.name]; counted && spec.noMandatoryKeys {
+			x.w.Array(0)
+		} else {
+			x.err(msgGetKeysInvalidArgs)
+		}
+		return
+	}
+	x.w.Array(len(refs))
+	for _, r := range refs {
+		x.w.Array(2)
+		x.w.Bulk(args[r.pos])
+		names := keyFlagList(r.flags)
+		x.w.Set(len(names))
+		for _, n := range names {
+			x.w.Simple(n)
+		}
+	}
+}
+
+// keyFlagOrder is the order Redis's addReplyFlagsForKeyArgs lists key flags in.
+var keyFlagOrder = []string{"RO", "RW", "OW", "RM", "access", "update", "insert", "delete",
+	"not_key", "incomplete", "variable_flags"}
+
+// keyFlagList names the key flags set in flags, in Redis's order.
+func keyFlagList(flags int) []string {
+	var out []string
+	for _, n := range keyFlagOrder {
+		if flags&keyFlagNames[n] != 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// keysAndFlags is Redis's getKeysFromCommandWithSpecs: the key specs when
+// they are reliable and fit args, else the command's own extractor, whose
+// keys carry flags only for the commands whose extractor sets them (SORT,
+// SET, BITFIELD, MIGRATE); the others' are empty.
+func keysAndFlags(cmd *command, args [][]byte) []keyRef {
+	spec, counted := keynumSpecs[cmd.name]
+	if counted {
+		// a count that is not a positive integer fails Redis's spec (no keys is
+		// last < first there), and its extractor, which flags nothing, runs
+		if n, ok := parseRedisInt(args[min(spec.numIdx, len(args)-1)]); !ok || n <= 0 {
+			var refs []keyRef
+			for _, k := range spec.keys(args) {
+				if pos := argIndex(args, k); pos >= 0 {
+					refs = append(refs, keyRef{pos: pos})
+				}
+			}
+			return refs
+		}
+	}
+	if cmd.acl.bySpecs && len(cmd.acl.specs) > 0 {
+		if refs, ok := keysBySpecs(cmd.acl.specs, cmd.arity, args, nil); ok {
+			return refs
+		}
+	}
+	refs := cmd.keysByExtractor(args, nil)
+	switch cmd.name {
+	case "sort", "sort_ro", "set", "bitfield", "migrate":
+	default:
+		for i := range refs {
+			refs[i].flags = 0
+		}
+	}
+	return refs
 }
