@@ -54,7 +54,7 @@ func cmdCommand(x *Ctx) {
 			cmds = x.s.sortedCommands()
 		}
 		for _, a := range x.args[2:] {
-			cmds = append(cmds, x.s.table.lookup(a)) // nil -> null entry
+			cmds = append(cmds, x.s.table.lookupFullName(a)) // nil -> null entry (command_sub.go)
 		}
 		x.writeCommandInfos(cmds)
 	case "docs":
@@ -63,7 +63,7 @@ func cmdCommand(x *Ctx) {
 			cmds = x.s.sortedCommands()
 		}
 		for _, a := range x.args[2:] {
-			if c := x.s.table.lookup(a); c != nil {
+			if c := x.s.table.lookupFullName(a); c != nil {
 				cmds = append(cmds, c)
 			}
 		}
@@ -140,15 +140,15 @@ func (s *Server) sortedCommands() []*command {
 func (x *Ctx) writeCommandDocs(cmds []*command) {
 	n := 0
 	for _, c := range cmds {
-		if redisCommandDocs[c.name] != "" {
+		if _, _, ok := commandDocsEntry(c.name); ok {
 			n++
 		}
 	}
 	x.w.Map(n)
 	for _, c := range cmds {
-		if doc := redisCommandDocs[c.name]; doc != "" {
+		if doc, types, ok := commandDocsEntry(c.name); ok { // command_sub.go
 			x.w.BulkString(c.name)
-			x.rawRESP(doc, redisCommandDocsTypes[c.name])
+			x.rawRESP(doc, types)
 		}
 	}
 }
@@ -172,8 +172,8 @@ func (x *Ctx) writeCommandInfos(cmds []*command) {
 			x.w.Null()
 			continue
 		}
-		if raw, ok := redisCommandInfo[c.name]; ok {
-			x.rawRESP(raw, redisCommandInfoTypes[c.name])
+		if raw, types, ok := commandInfoEntry(c.name); ok { // command_sub.go
+			x.rawRESP(raw, types)
 			continue
 		}
 		x.w.Array(10)
