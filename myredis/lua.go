@@ -19,9 +19,8 @@ import (
 // compiled once and kept by the SHA1 of their body; a run calls the cached
 // function, so nothing is parsed or rebuilt per call.
 //
-// The sandbox is Redis 7.0's: base, table, string, math, coroutine, cjson, bit and
-// cmsgpack (no os, io, package, debug, loadfile, dofile, print; nor struct, which
-// Redis has). Every global and every library table is read-only, and
+// The sandbox is Redis 7.0's: base, table, string, math, coroutine, cjson, bit,
+// cmsgpack and struct (no os, io, package, debug, loadfile, dofile, print). Every global and every library table is read-only, and
 // reading a global that does not exist is an error. gopher-lua has no read-only
 // tables, so each protected table is an empty proxy whose metatable reads through
 // to the real table and refuses writes (rawset, setmetatable and friends are
@@ -179,11 +178,12 @@ func (e *luaEngine) sandbox() {
 	G.RawSetString("cjson", openCjson(L))
 	G.RawSetString("bit", openBit(L))
 	G.RawSetString("cmsgpack", e.openCmsgpack(L))
+	G.RawSetString("struct", openStruct(L))
 	e.handler = L.NewFunction(e.errorHandler)
 	e.installCallErrors() // lua_callerr.go
 
 	// Lock the library tables, then the globals themselves.
-	for _, lib := range []string{"string", "table", "math", "coroutine", "redis", "cjson", "bit", "cmsgpack"} {
+	for _, lib := range []string{"string", "table", "math", "coroutine", "redis", "cjson", "bit", "cmsgpack", "struct"} {
 		G.RawSetString(lib, e.readonly(G.RawGetString(lib).(*lua.LTable)))
 	}
 	if mt, ok := L.GetMetatable(lua.LString("")).(*lua.LTable); ok {
