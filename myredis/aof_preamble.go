@@ -15,8 +15,10 @@ import (
 // own copy on write (aof_rewrite.go); only the encoding changes: a step
 // encodes each key's RDB record instead of its commands, and every captured
 // key is marked, since an RDB payload must not hold a key twice. A large
-// sorted set, set, list or hash is encoded whole in one job, not a slice per
-// job as the command encoding does: its record must stay in one piece.
+// sorted set, hash, set, list or stream is encoded a slice per job as BGSAVE
+// does (rdb_bgsave.go): its record must stay in one piece, so what is captured
+// meanwhile waits until its last slice, and a write to it first encodes the
+// rest of it.
 //
 // MyRedis keeps one AOF file (appendfilename in dir), not Redis 7's
 // appendonlydir with a manifest: the preamble is at the head of that file.
@@ -47,11 +49,15 @@ func (s *Server) newPreamble() *preamble {
 }
 
 // captureRDB appends key's RDB record to rw.items and returns its cost in
-// scan budget; a string is taken by reference and encoded by the rewriter.
-// Runs on the executor.
-func (rw *rewrite) captureRDB(it snapItem, e *entry) int {
+// scan budget; a string is taken by reference and encoded by the rewriter, a
+// large value is queued to be encoded a slice per step unless whole is set
+// (it is about to change). Runs on the executor.
+func (rw *rewrite) captureRDB(it snapItem, db *DB, e *entry, whole bool) int {
 	if v, ok := e.str(); ok {
 		it.isString, it.str = true, v
+	} else if v := rdbSliceOf(e.val); v != nil && !whole {
+		rw.rdbSlicing = append(rw.rdbSlicing, &rdbCapture{db: db, key: it.key, v: v, expireAt: it.expireAt})
+		return 1
 	} else {
 		w := rdbWriter{compress: rw.pre.compress}
 		if !appendRDBKeyValue(&w, it.key, e.value(), 0) {
@@ -60,8 +66,53 @@ func (rw *rewrite) captureRDB(it snapItem, e *entry) int {
 		}
 		it.rec = w.b
 	}
-	rw.items = append(rw.items, it)
+	rw.emitRDB(it)
 	return 1 + len(it.rec)/4096
+}
+
+// emitRDB hands a record to the rewriter, after the value being sliced if any.
+func (rw *rewrite) emitRDB(it snapItem) {
+	if len(rw.rdbSlicing) > 0 {
+		rw.later = append(rw.later, it)
+		return
+	}
+	rw.items = append(rw.items, it)
+}
+
+// rdbSlice encodes the next slice of the first value being sliced (to its
+// end if all is set). Runs on the executor.
+func (rw *rewrite) rdbSlice(all bool) {
+	it, finished := rw.rdbSlicing[0].slice(rw.pre.compress, all)
+	rw.items = append(rw.items, snapItem{db: it.db, key: it.key, rec: it.rec, expireAt: it.expireAt})
+	if finished {
+		rw.rdbSlicing[0] = nil
+		rw.rdbSlicing = rw.rdbSlicing[1:]
+		if len(rw.rdbSlicing) == 0 {
+			rw.items = append(rw.items, rw.later...)
+			rw.later = nil
+		}
+	}
+}
+
+// finishRDBSlicing encodes the rest of dk's value if it is being sliced (a
+// write is about to change it), and reports whether it was. Runs on the executor.
+func (rw *rewrite) finishRDBSlicing(dk dbKey) bool {
+	for i, c := range rw.rdbSlicing {
+		if c.db != dk.db || c.key != dk.key {
+			continue
+		}
+		if i == 0 {
+			rw.rdbSlice(true)
+			return true
+		}
+		// not started: written whole after the values before it
+		rw.rdbSlicing = append(rw.rdbSlicing[:i], rw.rdbSlicing[i+1:]...)
+		w := rdbWriter{compress: rw.pre.compress}
+		appendRDBKeyValue(&w, c.key, c.v, 0)
+		rw.later = append(rw.later, snapItem{db: c.db.id, key: c.key, expireAt: c.expireAt, rec: w.b})
+		return true
+	}
+	return false
 }
 
 // snapshotOut writes the captured keys of a rewrite. Runs on the rewriter.

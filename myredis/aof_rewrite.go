@@ -73,6 +73,11 @@ type rewrite struct {
 	functions []byte
 	// pre is set when the snapshot part is an RDB payload (aof_preamble.go)
 	pre *preamble
+	// rdbSlicing are the large values being encoded a slice per step into the
+	// RDB payload, in order; later is what was captured meanwhile, written
+	// after the last slice (a record must stay whole) (aof_preamble.go)
+	rdbSlicing []*rdbCapture
+	later      []snapItem
 }
 
 // snapItem is one key's state at t0.
@@ -144,6 +149,9 @@ func (a *aof) captureBeforeSwap(db1, db2 *DB) {
 // captureBeforeWrite captures dk's t0 state the first time it is about to change.
 func (a *aof) captureBeforeWrite(dk dbKey) {
 	rw := a.rw
+	if rw.finishRDBSlicing(dk) { // (before touched: the scan marked it)
+		return
+	}
 	if _, ok := rw.touched[dk]; ok {
 		return
 	}
@@ -169,7 +177,7 @@ func (a *aof) capture(rw *rewrite, db *DB, key string, whole bool) int {
 	}
 	it := snapItem{db: db.id, key: key, expireAt: at}
 	if rw.pre != nil {
-		return rw.captureRDB(it, e)
+		return rw.captureRDB(it, db, e, whole)
 	}
 	switch v := e.value().(type) {
 	case []byte:
@@ -286,8 +294,12 @@ func appendZSetRewrite(b []byte, key string, z *zset, from, to int) []byte {
 // database has been scanned and every set captured. Runs on the executor.
 func (a *aof) scanStep(rw *rewrite) (items []snapItem, done bool, err error) {
 	budget := rewriteStep
-	if len(rw.slicing) > 0 {
+	switch {
+	case len(rw.slicing) > 0:
 		a.slice(rw)
+		budget = 0
+	case len(rw.rdbSlicing) > 0:
+		rw.rdbSlice(false) // aof_preamble.go
 		budget = 0
 	}
 	for budget > 0 && rw.dbIdx < len(a.s.dbs) {
@@ -307,7 +319,7 @@ func (a *aof) scanStep(rw *rewrite) (items []snapItem, done bool, err error) {
 		}
 	}
 	items, rw.items = rw.items, nil
-	return items, rw.dbIdx >= len(a.s.dbs) && len(rw.slicing) == 0, rw.err
+	return items, rw.dbIdx >= len(a.s.dbs) && len(rw.slicing) == 0 && len(rw.rdbSlicing) == 0, rw.err
 }
 
 var errRewriteAborted = errors.New("aof rewrite aborted: the server is shutting down")

@@ -257,8 +257,24 @@ func rdbSliceOf(v any) rdbSliceable {
 // end if all is set). Runs on the executor.
 func (s *Server) bgsaveSlice(bg *bgsave, all bool) {
 	c := bg.slicing[0]
-	w := rdbWriter{compress: bg.compress}
-	it := rdbItem{db: c.db.id}
+	it, finished := c.slice(bg.compress, all)
+	bg.items = append(bg.items, it)
+	if finished {
+		bg.slicing[0] = nil
+		bg.slicing = bg.slicing[1:]
+		if len(bg.slicing) == 0 {
+			bg.items = append(bg.items, bg.later...)
+			bg.later = nil
+		}
+	}
+}
+
+// slice encodes c's next slice (to its end if all is set): the first one
+// begins the record (type, key, count) and carries the key and its expiry,
+// the others continue it. finished reports the value's end.
+func (c *rdbCapture) slice(compress, all bool) (it rdbItem, finished bool) {
+	w := rdbWriter{compress: compress}
+	it.db = c.db.id
 	if !c.started {
 		c.started = true
 		it.key, it.expireAt = c.key, c.expireAt
@@ -274,15 +290,7 @@ func (s *Server) bgsaveSlice(bg *bgsave, all bool) {
 	c.v.appendRDBSlice(&w, c.next, end)
 	c.next = end
 	it.rec = w.b
-	bg.items = append(bg.items, it)
-	if end == c.v.rdbSliceLen() {
-		bg.slicing[0] = nil
-		bg.slicing = bg.slicing[1:]
-		if len(bg.slicing) == 0 {
-			bg.items = append(bg.items, bg.later...)
-			bg.later = nil
-		}
-	}
+	return it, end == c.v.rdbSliceLen()
 }
 
 // bgsaveFinishSlicing encodes the rest of dk's value if it is being sliced (a

@@ -48,50 +48,93 @@ func TestBgsaveSlicesLargeValues(t *testing.T) {
 			whole[k] = w.b
 		}
 	})
-	for _, writeMidway := range []bool{false, true} {
-		t.Run("write midway "+strconv.FormatBool(writeMidway), func(t *testing.T) {
-			recs := map[string][]byte{}
-			var order []string
-			cur, steps := "", 0
-			maxStep := map[string]int{} // the most of a key's record one job encoded
+	// a snapshot in steps: BGSAVE's, or the AOF rewrite's with the RDB preamble
+	type piece struct {
+		key string
+		rec []byte
+	}
+	type snapshot struct {
+		step    func() ([]piece, bool)
+		capture func(dk dbKey) // the write hook, before a write to dk
+	}
+	kinds := map[string]func() snapshot{
+		"bgsave": func() snapshot {
 			bg := &bgsave{touched: map[dbKey]struct{}{}}
-			for done := false; !done; {
-				var items []rdbItem
-				s.submit(func() {
-					items, done, _ = s.bgsaveStep(bg)
-					if writeMidway && steps == 2 {
-						// ZADD big and the like: the executor's write hook finishes the value first
-						for _, k := range bigValueKeys {
-							s.bgsaveCapture(bg, dbKey{s.dbs[0], k})
+			return snapshot{
+				step: func() ([]piece, bool) {
+					items, done, _ := s.bgsaveStep(bg)
+					var out []piece
+					for _, it := range items {
+						out = append(out, piece{it.key, it.rec})
+					}
+					return out, done
+				},
+				capture: func(dk dbKey) { s.bgsaveCapture(bg, dk) },
+			}
+		},
+		"aof preamble": func() snapshot {
+			a := &aof{s: s}
+			rw := &rewrite{touched: map[dbKey]struct{}{}, pre: &preamble{}}
+			a.rw = rw
+			return snapshot{
+				step: func() ([]piece, bool) {
+					items, done, _ := a.scanStep(rw)
+					var out []piece
+					for _, it := range items {
+						out = append(out, piece{it.key, it.rec})
+					}
+					return out, done
+				},
+				capture: a.captureBeforeWrite,
+			}
+		},
+	}
+	for _, kind := range []string{"bgsave", "aof preamble"} {
+		for _, writeMidway := range []bool{false, true} {
+			t.Run(kind+" write midway "+strconv.FormatBool(writeMidway), func(t *testing.T) {
+				recs := map[string][]byte{}
+				var order []string
+				cur, steps := "", 0
+				maxStep := map[string]int{} // the most of a key's record one job encoded
+				snap := kinds[kind]()
+				for done := false; !done; {
+					var items []piece
+					s.submit(func() {
+						items, done = snap.step()
+						if writeMidway && steps == 2 {
+							// ZADD big and the like: the executor's write hook finishes the value first
+							for _, k := range bigValueKeys {
+								snap.capture(dbKey{s.dbs[0], k})
+							}
 						}
+					})
+					steps++
+					size := map[string]int{}
+					for _, it := range items {
+						if it.key != "" {
+							cur = it.key
+							order = append(order, cur)
+						}
+						recs[cur] = append(recs[cur], it.rec...)
+						size[cur] += len(it.rec)
 					}
-				})
-				steps++
-				size := map[string]int{}
-				for _, it := range items {
-					if it.key != "" {
-						cur = it.key
-						order = append(order, cur)
+					for k, n := range size {
+						maxStep[k] = max(maxStep[k], n)
 					}
-					recs[cur] = append(recs[cur], it.rec...)
-					size[cur] += len(it.rec)
 				}
-				for k, n := range size {
-					maxStep[k] = max(maxStep[k], n)
+				// a continuation slice goes to the last record begun: another record
+				// between two slices would spoil both comparisons
+				for k, want := range whole {
+					assert.True(t, bytes.Equal(want, recs[k]), "%s: the slices make the whole record", k)
 				}
-			}
-			// a continuation slice goes to the last record begun: another record
-			// between two slices would spoil both comparisons
-			for k, want := range whole {
-				assert.True(t, bytes.Equal(want, recs[k]), "%s: the slices make the whole record", k)
-			}
-			assert.ElementsMatch(t, append([]string{"small"}, bigValueKeys...), order, "each record once")
-			if !writeMidway {
-				assert.Greater(t, steps, len(bigValueKeys)*5, "each large value took several jobs")
-				for k, rec := range whole {
-					assert.Less(t, maxStep[k], len(rec)/3, "%s: no job encoded it whole", k)
+				assert.ElementsMatch(t, append([]string{"small"}, bigValueKeys...), order, "each record once")
+				if !writeMidway {
+					assert.Greater(t, steps, len(bigValueKeys)*5, "each large value took several jobs")
+					for k, rec := range whole {
+						assert.Less(t, maxStep[k], len(rec)/3, "%s: no job encoded it whole", k)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }

@@ -234,8 +234,25 @@ func TestBgsaveServesClientsDuringAHugeValue(t *testing.T) {
 // changes one more key for the first time, so that first changes land before,
 // during and after the scan slices each value.
 func TestBgsaveLargeValuesUnderWrites(t *testing.T) {
-	dir := t.TempDir()
-	_, addr := redistest.StartMyRedisConfig(t, myredis.Config{Dir: dir})
+	largeValuesUnderWrites(t, myredis.Config{}, "BGSAVE", "+Background saving started\r\n", "rdb_bgsave_in_progress")
+}
+
+// TestAOFRewriteLargeValuesUnderWrites: the same writes during BGREWRITEAOF
+// with the RDB preamble (the large values encoded a slice per job, the writes
+// in the rewrite buffer after it): the restarted server has the data as it was
+// after the last write.
+func TestAOFRewriteLargeValuesUnderWrites(t *testing.T) {
+	largeValuesUnderWrites(t, myredis.Config{AppendOnly: true, AppendFsync: "no"}, "BGREWRITEAOF",
+		"+Background append only file rewriting started\r\n", "aof_rewrite_in_progress")
+}
+
+// largeValuesUnderWrites fills large values, starts the snapshot with start
+// (answered answer), writes round after round while the INFO persistence field
+// progress is 1, restarts on the same files and compares: the data at the
+// start for an RDB, after the last write for an AOF.
+func largeValuesUnderWrites(t *testing.T, cfg myredis.Config, start, answer, progress string) {
+	cfg.Dir = t.TempDir()
+	srv, addr := redistest.StartMyRedisConfig(t, cfg)
 	c := redistest.Dial(t, addr)
 	const keys, members, batch = 4, 20000, 1000
 	for k := range keys {
@@ -255,7 +272,7 @@ func TestBgsaveLargeValuesUnderWrites(t *testing.T) {
 		c.Pipeline([]string{"XGROUP", "CREATE", x, "g", "0"},
 			[]string{"XREADGROUP", "GROUP", "g", "c1", "COUNT", "50", "STREAMS", x, ">"})
 	}
-	want := dbContents(t, c, 1)
+	atStart := dbContents(t, c, 1)
 	changes := func(round int) [][]string {
 		var cmds [][]string
 		for k := range min(round/5+1, keys) {
@@ -271,20 +288,30 @@ func TestBgsaveLargeValuesUnderWrites(t *testing.T) {
 		}
 		return cmds
 	}
-	replies := c.Pipeline(append([][]string{{"BGSAVE"}}, changes(0)...)...)
-	if replies[0] != "+Background saving started\r\n" {
-		t.Fatalf("BGSAVE: %q", replies[0])
+	replies := c.Pipeline(append([][]string{{start}}, changes(0)...)...)
+	if replies[0] != answer {
+		t.Fatalf("%s: %q", start, replies[0])
 	}
 	rounds := 1
-	for ; strings.Contains(c.Do("INFO", "persistence"), "rdb_bgsave_in_progress:1"); rounds++ {
+	for ; strings.Contains(c.Do("INFO", "persistence"), progress+":1"); rounds++ {
 		c.Pipeline(changes(rounds)...)
 	}
-	t.Logf("rounds of writes while BGSAVE ran: %d", rounds)
+	t.Logf("rounds of writes while %s ran: %d", start, rounds)
 	waitBgsave(t, c)
-	if info := c.Do("INFO", "persistence"); !strings.Contains(info, "rdb_last_bgsave_status:ok\r\n") {
-		t.Fatalf("INFO after BGSAVE: %s", info)
+	for strings.Contains(c.Do("INFO", "persistence"), progress+":1") {
+		time.Sleep(10 * time.Millisecond)
 	}
-	_, addr2 := redistest.StartMyRedisConfig(t, myredis.Config{Dir: dir})
+	info := c.Do("INFO", "persistence")
+	if !strings.Contains(info, "rdb_last_bgsave_status:ok\r\n") ||
+		(cfg.AppendOnly && !strings.Contains(info, "aof_last_bgrewrite_status:ok\r\n")) {
+		t.Fatalf("INFO after %s: %s", start, info)
+	}
+	want := atStart
+	if cfg.AppendOnly {
+		want = dbContents(t, c, 1)
+	}
+	srv.Close()
+	_, addr2 := redistest.StartMyRedisConfig(t, cfg)
 	got := dbContents(t, redistest.Dial(t, addr2), 1)
 	if len(got) != len(want) {
 		t.Errorf("%d keys loaded, want %d", len(got), len(want))
