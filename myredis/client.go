@@ -48,24 +48,29 @@ type Client struct {
 	busyMulti, inMulti atomic.Bool
 
 	// executor-owned
-	db         *DB
-	authed     bool
-	user       *aclUser // the ACL user (acl.go); the default user until AUTH
-	name       string
-	libName    string
-	libVer     string
-	resp       int
-	lastCmd    string
-	closing    bool // QUIT: close after this batch's replies are sent
-	multi      *multiState
-	spareMulti *multiState // the last transaction's queue, kept for the next MULTI
-	watched    []watchedKey
-	dirtyCAS   bool
-	blocked    *blockState // non-nil while a blocking command waits
-	pending    []redcon.Command
-	blockOut   Writer // the served reply of a blocked command
-	x          Ctx    // reused per command to avoid an allocation
-	execX      Ctx    // reused for each command EXEC runs
+	db      *DB
+	authed  bool
+	user    *aclUser // the ACL user (acl.go); the default user until AUTH
+	name    string
+	libName string
+	libVer  string
+	resp    int
+	lastCmd string
+	// lookedUp is the last command name this client sent, as typed, and
+	// lookedUpCmd its entry: a client repeating a command (the common case)
+	// skips the table's hash lookup (executor.go's call)
+	lookedUp    []byte
+	lookedUpCmd *command
+	closing     bool // QUIT: close after this batch's replies are sent
+	multi       *multiState
+	spareMulti  *multiState // the last transaction's queue, kept for the next MULTI
+	watched     []watchedKey
+	dirtyCAS    bool
+	blocked     *blockState // non-nil while a blocking command waits
+	pending     []redcon.Command
+	blockOut    Writer // the served reply of a blocked command
+	x           Ctx    // reused per command to avoid an allocation
+	execX       Ctx    // reused for each command EXEC runs
 
 	// CLIENT REPLY OFF / SKIP (executor-owned): replies are dropped, SKIP's for
 	// the next command only

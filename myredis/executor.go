@@ -1,6 +1,7 @@
 package myredis
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -192,7 +193,13 @@ func (s *Server) call(c *Client, args [][]byte, w *Writer) {
 	if len(args) == 0 {
 		return
 	}
-	cmd := s.table.lookup(args[0])
+	cmd := c.lookedUpCmd
+	if cmd == nil || !bytes.Equal(args[0], c.lookedUp) { // the table never changes once built
+		cmd = s.table.lookup(args[0])
+		if cmd != nil && len(args[0]) <= 32 {
+			c.lookedUp, c.lookedUpCmd = append(c.lookedUp[:0], args[0]...), cmd
+		}
+	}
 	if cmd == nil {
 		s.rejectInMulti(c)
 		msg := errUnknownCommand(args)

@@ -118,3 +118,25 @@ func TestHiddenKeyDelays(t *testing.T) {
 		c.Do("CONFIG", "SET", tc.param, "0")
 	}
 }
+
+// The per-client command cache (call): one connection alternating names, cases
+// and unknown commands gets each command's own reply.
+func TestCommandLookupCachePerClient(t *testing.T) {
+	c := redistest.Dial(t, redistest.StartMyRedis(t))
+	steps := [][2][]string{
+		{{"SET", "k", "v"}, {"+OK\r\n"}},
+		{{"GET", "k"}, {"$1\r\nv\r\n"}},
+		{{"get", "k"}, {"$1\r\nv\r\n"}},
+		{{"GETT", "k"}, {"-ERR unknown command 'GETT', with args beginning with: 'k' \r\n"}},
+		{{"gEt", "k"}, {"$1\r\nv\r\n"}},
+		{{"GETDEL", "k"}, {"$1\r\nv\r\n"}},
+		{{"GET", "k"}, {"$-1\r\n"}},
+		{{"GET"}, {"-ERR wrong number of arguments for 'get' command\r\n"}},
+		{{"PING"}, {"+PONG\r\n"}},
+	}
+	for _, st := range steps {
+		if got := c.Do(st[0]...); got != st[1][0] {
+			t.Errorf("%v: got %q, want %q", st[0], got, st[1][0])
+		}
+	}
+}
