@@ -318,7 +318,7 @@ func (s *Server) memoryInfo() [][2]string {
 		{"mem_not_counted_for_evict", "0"},
 		{"mem_clients_slaves", "0"},
 		{"mem_clients_normal", itoa(o.clients)},
-		{"mem_allocator", "go-" + runtime.Version()},
+		{"mem_allocator", memAllocator()},
 		{"lazyfree_pending_objects", "0"},
 	}...)
 }
@@ -342,3 +342,7 @@ func totalSystemMemory() uint64 {
 	}
 	return 0
 }
+
+// memAllocator is INFO's mem_allocator and MEMORY DOCTOR's "allocator" (Redis's
+// ZMALLOC_LIB): the Go runtime's.
+func memAllocator() string { return "go-" + runtime.Version() }
