@@ -90,6 +90,12 @@ type hub struct {
 	subs    map[*sub]struct{}
 	running bool
 	lost    atomic.Bool // the events subscription dropped; cleared when it is back
+	// events counts the events received (under mu). A store read that an
+	// event overtook may or may not include that event's admissions: the
+	// streams it answered are read again at their next answer, so an
+	// estimate never keeps an error from such a race (far from the front
+	// nothing else would correct it for half an hour).
+	events uint64
 }
 
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
@@ -122,6 +128,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	if rm.hub.push {
 		read = rm.eng.StatusHeld // the hub will hold the ticket: its keys live long at once
 	}
+	seen := rm.hub.eventCount()
 	st, err := read(ctx, id)
 	if err != nil {
 		cancel()
@@ -168,7 +175,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	if !send("status", body) {
 		return
 	}
-	rm.hub.schedule(sb, st)
+	rm.hub.schedule(sb, st, seen)
 
 	end := time.NewTimer(s.cfg.StreamLifetime)
 	defer end.Stop()
@@ -230,15 +237,26 @@ func (s *Server) closeStream(rm *room, sb *sub) {
 	}
 }
 
+// eventCount is the number of events the hub received so far.
+func (h *hub) eventCount() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.events
+}
+
 // schedule adds sb to the hub with its first answer after the read just
-// made (st), and starts the hub's goroutine if it is not running.
-func (h *hub) schedule(sb *sub, st queue.Status) {
+// made (st; seen is eventCount before it), and starts the hub's goroutine if
+// it is not running.
+func (h *hub) schedule(sb *sub, st queue.Status, seen uint64) {
 	ahead := streamAhead(st)
 	now := time.Now()
 	next, read := now.Add(h.interval(ahead)), now.Add(h.readEvery(ahead))
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	sb.ahead, sb.due, sb.readAt, sb.last = ahead, next, read, st
+	if h.events != seen {
+		sb.readAt = now // an event came during the first read, or before the stream was here
+	}
 	if h.push {
 		sb.keysAt = now // the stream's first read (StatusHeld) gave its keys HoldKeysLife
 	}
@@ -405,6 +423,7 @@ func (h *hub) event(ev queue.Event) {
 	wake := false
 	now := time.Now()
 	h.mu.Lock()
+	h.events++
 	for sb := range h.subs {
 		arrival := sb.last.Arrival
 		if sb.last.State != queue.StateWaiting {
@@ -499,6 +518,7 @@ func (h *hub) check(due map[string][]*sub) {
 	for id := range due {
 		ids = append(ids, id)
 	}
+	seen := h.eventCount()
 	ctx, cancel := context.WithTimeout(context.Background(), h.s.cfg.StoreTimeout)
 	sts, err := h.rm.eng.Statuses(ctx, ids)
 	cancel()
@@ -517,6 +537,9 @@ func (h *hub) check(due map[string][]*sub) {
 				sb.ahead, sb.last = streamAhead(a.st), a.st
 				sb.due = now.Add(h.interval(sb.ahead))
 				sb.readAt = now.Add(h.readEvery(sb.ahead))
+				if h.events != seen {
+					sb.readAt = now // an event overtook the read: read again at the next answer
+				}
 			}
 			h.mu.Unlock()
 			deliver(sb, a)
