@@ -47,11 +47,9 @@ func (x *Ctx) entryHash(e *entry) (*hashValue, bool) { return valueAs[*hashValue
 func (x *Ctx) modifyHash(key string, h *hashValue) *hashValue {
 	if h == nil {
 		h = newHash()
-		h.lim = x.s.limits()
 		x.db.add(key, h)
 		return h
 	}
-	h.lim = x.s.limits()
 	x.db.touch(key)
 	return h
 }
@@ -71,7 +69,7 @@ func cmdHset(x *Ctx) {
 	h = x.modifyHash(key, h)
 	added := 0
 	for i := 2; i < x.nargs(); i += 2 {
-		if h.set(x.args[i], own(x.args[i+1])) {
+		if h.set(x.args[i], own(x.args[i+1]), x.s.limits()) {
 			added++
 		}
 	}
@@ -96,7 +94,7 @@ func cmdHsetnx(x *Ctx) {
 			return
 		}
 	}
-	x.modifyHash(key, h).set(x.args[2], own(x.args[3]))
+	x.modifyHash(key, h).set(x.args[2], own(x.args[3]), x.s.limits())
 	x.dirty(1)
 	x.notify(notifyHash, "hset", key)
 	x.w.Int(1)
@@ -264,7 +262,7 @@ func cmdHincrby(x *Ctx) {
 		return
 	}
 	cur += incr
-	x.modifyHash(key, h).set(x.args[2], strconv.AppendInt(nil, cur, 10))
+	x.modifyHash(key, h).set(x.args[2], strconv.AppendInt(nil, cur, 10), x.s.limits())
 	x.dirty(1)
 	x.notify(notifyHash, "hincrby", key)
 	x.w.Int(cur)
@@ -310,7 +308,7 @@ func cmdHincrbyfloat(x *Ctx) {
 		return
 	}
 	out := []byte(formatLongDouble(sum))
-	x.modifyHash(key, h).set(x.args[2], out)
+	x.modifyHash(key, h).set(x.args[2], out, x.s.limits())
 	x.dirty(1)
 	x.notify(notifyHash, "hincrbyfloat", key)
 	x.propagateAs("HSET", key, x.arg(2), string(out))

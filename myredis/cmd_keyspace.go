@@ -57,9 +57,8 @@ func (z *zset) copyValue() any {
 
 func (h *hashValue) copyValue() any {
 	c := newHash()
-	c.lim = h.lim
 	if h.big == nil { // a pack is never changed once built: shared
-		c.pack, c.n = h.pack, h.n
+		c.p, c.plen, c.n = h.p, h.plen, h.n
 		return c
 	}
 	c.big = newHashTable(h.Len())

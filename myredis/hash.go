@@ -30,11 +30,36 @@ import (
 // Values are never changed in place: each write stores a new slice (a small hash a
 // new pack), so whoever holds a value (a reply being built, an AOF rewrite capture)
 // never sees it change.
+//
+// Size. A ticket hash of the waiting room is one of many keys, so the header is
+// 24 bytes: the pack is held as its first byte and a 32-bit length (a slice
+// header would take 24 bytes alone), and the limits that decide the conversion
+// are passed to set by the caller rather than kept per hash.
 type hashValue struct {
-	pack []byte          // the small form; unused once big is set
-	n    int             // fields in pack
-	big  *hashTable      // the large form; nil while small
-	lim  *EncodingLimits // the server's hash-max-listpack-* (nil: Redis's defaults)
+	p    *byte      // the small form's pack (packBytes); nil when empty or big
+	plen uint32     // the pack's length
+	n    uint32     // fields in the pack
+	big  *hashTable // the large form; nil while small
+}
+
+// hashPackMax is the most bytes a pack may hold: past it the hash converts, as a
+// Redis listpack does past LISTPACK_MAX_SAFETY_SIZE (lpSafeToAdd).
+const hashPackMax = 1 << 30
+
+// packBytes is the small form's pack.
+func (h *hashValue) packBytes() []byte {
+	if h.p == nil {
+		return nil
+	}
+	return unsafe.Slice(h.p, h.plen)
+}
+
+// setPack stores p (its length at most hashPackMax) as the pack of n fields.
+func (h *hashValue) setPack(p []byte, n int) {
+	h.p, h.plen, h.n = nil, 0, uint32(n)
+	if len(p) > 0 {
+		h.p, h.plen = unsafe.SliceData(p), uint32(len(p))
+	}
 }
 
 // hashTable is a large hash. index maps a field to its slot; slots hold the fields
@@ -65,10 +90,10 @@ type hashSlot struct {
 	hole  bool
 }
 
-// limits are hash-max-listpack-entries and -value: within them a Redis hash is a
-// listpack, which HSCAN returns whole in one call.
-func (h *hashValue) limits() (entries, value int64) {
-	l := h.lim
+// hashLimits are hash-max-listpack-entries and -value of l (nil: Redis's
+// defaults): within them a Redis hash is a listpack, which HSCAN returns whole in
+// one call.
+func hashLimits(l *EncodingLimits) (entries, value int64) {
 	if l == nil {
 		l = &defaultEncodingLimits
 	}
@@ -84,7 +109,7 @@ func (h *hashValue) Len() int {
 	if h.big != nil {
 		return len(h.big.index)
 	}
-	return h.n
+	return int(h.n)
 }
 
 // memUsage is what Redis would allocate for the hash (memory.go): a listpack
@@ -92,7 +117,7 @@ func (h *hashValue) Len() int {
 // headers, plus a back-length byte per element), a dict of sds pairs beyond. O(1).
 func (h *hashValue) memUsage(*EncodingLimits) int64 {
 	if h.big == nil {
-		return robjBytes + jemallocSize(listpackOverhead+int64(len(h.pack)+2*h.n))
+		return robjBytes + jemallocSize(listpackOverhead+int64(h.plen)+2*int64(h.n))
 	}
 	return robjBytes + hashtableMem(h.big.Len(), h.big.bytes, true)
 }
@@ -122,9 +147,10 @@ func packString(p []byte, a, b int) string {
 
 // find returns field's entry in the pack.
 func (h *hashValue) find(field []byte) (packEntry, bool) {
-	for off := 0; off < len(h.pack); {
-		e := nextPackEntry(h.pack, off)
-		if string(h.pack[e.f0:e.f1]) == string(field) {
+	p := h.packBytes()
+	for off := 0; off < len(p); {
+		e := nextPackEntry(p, off)
+		if string(p[e.f0:e.f1]) == string(field) {
 			return e, true
 		}
 		off = e.v1
@@ -141,49 +167,56 @@ func (h *hashValue) get(field []byte) ([]byte, bool) {
 	if !ok {
 		return nil, false
 	}
-	return h.pack[e.v0:e.v1:e.v1], true
+	return h.packBytes()[e.v0:e.v1:e.v1], true
 }
 
 // set stores val under field and reports whether the field is new. The hash keeps
-// val (a large hash) or a copy (a small one): the caller must not change it afterwards.
-func (h *hashValue) set(field, val []byte) (added bool) {
+// val (a large hash) or a copy (a small one): the caller must not change it
+// afterwards. lim holds the conversion limits (nil: Redis's defaults).
+func (h *hashValue) set(field, val []byte, lim *EncodingLimits) (added bool) {
 	if h.big != nil {
 		return h.big.set(field, val)
 	}
-	maxEntries, maxValue := h.limits()
+	maxEntries, maxValue := hashLimits(lim)
 	e, found := h.find(field)
+	grown := len(h.packBytes()) + uvarintLen(len(val)) + len(val)
+	if !found {
+		grown += uvarintLen(len(field)) + len(field)
+	}
 	if int64(len(field)) > maxValue || int64(len(val)) > maxValue ||
-		!found && int64(h.n+1) > maxEntries {
+		!found && int64(h.n)+1 > maxEntries || grown > hashPackMax {
 		h.grow()
 		return h.big.set(field, val)
 	}
+	old := h.packBytes()
 	if found { // a new pack with the value replaced in place
-		p := make([]byte, 0, len(h.pack)-(e.v1-e.f1)+binary.MaxVarintLen32+len(val))
-		p = append(p, h.pack[:e.f1]...)
+		p := make([]byte, 0, len(old)-(e.v1-e.f1)+uvarintLen(len(val))+len(val))
+		p = append(p, old[:e.f1]...)
 		p = binary.AppendUvarint(p, uint64(len(val)))
 		p = append(p, val...)
-		h.pack = append(p, h.pack[e.v1:]...)
+		h.setPack(append(p, old[e.v1:]...), int(h.n))
 		return false
 	}
-	p := make([]byte, 0, len(h.pack)+2*binary.MaxVarintLen32+len(field)+len(val))
-	p = append(p, h.pack...)
+	p := make([]byte, 0, grown)
+	p = append(p, old...)
 	p = binary.AppendUvarint(p, uint64(len(field)))
 	p = append(p, field...)
 	p = binary.AppendUvarint(p, uint64(len(val)))
-	h.pack = append(p, val...)
-	h.n++
+	h.setPack(append(p, val...), int(h.n)+1)
 	return true
 }
 
 // grow turns a small hash into a hashTable with the same fields in the same order.
 func (h *hashValue) grow() {
-	t := newHashTable(h.n + 1)
-	for off := 0; off < len(h.pack); {
-		e := nextPackEntry(h.pack, off)
-		t.set(h.pack[e.f0:e.f1], bytes.Clone(h.pack[e.v0:e.v1]))
+	t := newHashTable(int(h.n) + 1)
+	p := h.packBytes()
+	for off := 0; off < len(p); {
+		e := nextPackEntry(p, off)
+		t.set(p[e.f0:e.f1], bytes.Clone(p[e.v0:e.v1]))
 		off = e.v1
 	}
-	h.big, h.pack, h.n = t, nil, 0
+	h.setPack(nil, 0)
+	h.big = t
 }
 
 // del removes field and reports whether it was there.
@@ -195,15 +228,15 @@ func (h *hashValue) del(field []byte) bool {
 	if !ok {
 		return false
 	}
-	h.n--
-	if h.n == 0 {
-		h.pack = nil
+	if h.n == 1 {
+		h.setPack(nil, 0)
 		return true
 	}
+	old := h.packBytes()
 	start := e.f0 - uvarintLen(e.f1-e.f0)
-	p := make([]byte, 0, len(h.pack)-(e.v1-start))
-	p = append(p, h.pack[:start]...)
-	h.pack = append(p, h.pack[e.v1:]...)
+	p := make([]byte, 0, len(old)-(e.v1-start))
+	p = append(p, old[:start]...)
+	h.setPack(append(p, old[e.v1:]...), int(h.n)-1)
 	return true
 }
 
@@ -214,7 +247,7 @@ func (h *hashValue) Range(fn func(field string, val []byte) bool) {
 		h.big.Range(fn)
 		return
 	}
-	p := h.pack
+	p := h.packBytes()
 	for off := 0; off < len(p); {
 		e := nextPackEntry(p, off)
 		if !fn(packString(p, e.f0, e.f1), p[e.v0:e.v1:e.v1]) {
@@ -226,7 +259,7 @@ func (h *hashValue) Range(fn func(field string, val []byte) bool) {
 
 // at returns the small hash's i-th field (0 <= i < n).
 func (h *hashValue) at(i int) hashSlot {
-	p := h.pack
+	p := h.packBytes()
 	off := 0
 	for ; i > 0; i-- {
 		off = nextPackEntry(p, off).v1
@@ -240,7 +273,7 @@ func (h *hashValue) random() hashSlot {
 	if h.big != nil {
 		return h.big.random()
 	}
-	return h.at(rand.IntN(h.n))
+	return h.at(rand.IntN(int(h.n)))
 }
 
 // sample returns n distinct random fields (0 < n < Len), in hash order.
@@ -249,7 +282,7 @@ func (h *hashValue) sample(n int) []hashSlot {
 		return h.big.sample(n)
 	}
 	out := make([]hashSlot, 0, n)
-	left := h.n
+	left := int(h.n)
 	h.Range(func(f string, v []byte) bool { // selection sampling, as hashTable.sample
 		if rand.IntN(left) < n-len(out) {
 			out = append(out, hashSlot{field: f, val: v})
@@ -423,7 +456,7 @@ func (h *hashValue) sliceLen() int {
 	if h.big != nil {
 		return len(h.big.slots)
 	}
-	return h.n
+	return int(h.n)
 }
 
 // appendRewrite encodes the fields in slots [from, to) as HMSET commands of

@@ -9,6 +9,7 @@ package myredis
 //	go tool pprof -sample_index=inuse_space -top myredis.test /tmp/mem.out
 
 import (
+	"fmt"
 	"runtime"
 	"strconv"
 	"testing"
@@ -40,6 +41,49 @@ func BenchmarkKeyspaceMemory(b *testing.B) {
 			}
 		})
 	}
+	b.Run("join", func(b *testing.B) {
+		for range b.N {
+			b.ReportMetric(joinHeapPerUser(b), "heap-B/user")
+		}
+	})
+}
+
+// joinHeapPerUser writes what an anonymous join of the waiting room leaves in
+// the store (queue/scripts/waitroom.lua's ops.join: a member in the waiting
+// and the expiry sorted sets, a ticket hash with u and j and a TTL) for
+// keymemKeys/5 users, and returns the growth of the live heap per user.
+func joinHeapPerUser(b *testing.B) float64 {
+	s := New(Config{})
+	defer s.Close()
+	c := newClient(s, nil)
+	c.authed = true
+	before := liveHeap()
+	users := keymemKeys / 5
+	const batch = 10_000
+	for i := 0; i < users; i += batch {
+		s.submit(func() {
+			var w Writer
+			for j := i; j < i+batch; j++ {
+				id := fmt.Sprintf("%024x", 0x5eed0000000000+j*7919)
+				now := strconv.Itoa(1764650000000 + j)
+				for _, cmd := range [][]string{
+					{"ZADD", "wr:{sale}:waiting", strconv.Itoa(j + 1), id},
+					{"ZADD", "wr:{sale}:expiry", now, id},
+					{"HSET", "wr:{sale}:t:" + id, "u", "", "j", now},
+					{"PEXPIRE", "wr:{sale}:t:" + id, "600000"},
+				} {
+					w.Reset()
+					s.call(c, argv(cmd...), &w)
+				}
+			}
+		})
+	}
+	if n := s.dbs[0].Size(); n != users+2 {
+		b.Fatalf("%d keys, want %d", n, users+2)
+	}
+	per := float64(liveHeap()-before) / float64(users)
+	runtime.KeepAlive(s)
+	return per
 }
 
 // keyspaceHeapPerKey writes keymemKeys keys into a fresh server and returns

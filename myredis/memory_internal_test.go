@@ -61,7 +61,7 @@ func checkPayload(t *testing.T, key string, val any) {
 			return
 		}
 		v.Range(0, v.Len(), false, func(it zItem) bool { want += int64(len(it.member)); return true })
-		got = v.tree.bytes
+		got = v.tree.x.bytes
 	default:
 		return
 	}

@@ -27,7 +27,7 @@ func TestBgsaveSlicesLargeValues(t *testing.T) {
 		z, h, set, l, st := newZSet(), newHash(), newSet(), newList(-2), newStream()
 		for i := range n {
 			z.Add("m"+strconv.Itoa(i), float64(i)/7)
-			h.set([]byte("f"+strconv.Itoa(i)), []byte("v"+strconv.Itoa(i)))
+			h.set([]byte("f"+strconv.Itoa(i)), []byte("v"+strconv.Itoa(i)), nil)
 			set.add([]byte("s"+strconv.Itoa(i)), 512)
 			l.PushBack([]byte("e" + strconv.Itoa(i)))
 			st.add(streamID{ms: uint64(i + 1)}, [][]byte{[]byte("f"), []byte(strconv.Itoa(i))}, 4096, 100)

@@ -77,8 +77,8 @@ func appendInt(b []byte, v int64) []byte {
 
 func TestRDBValueRoundTrip(t *testing.T) {
 	h := newHash()
-	h.set([]byte("f"), []byte("v"))
-	h.set([]byte("n"), []byte("12"))
+	h.set([]byte("f"), []byte("v"), nil)
+	h.set([]byte("n"), []byte("12"), nil)
 	z := newZSet()
 	z.Add("a", math.Inf(-1))
 	z.Add("b", 2.5)

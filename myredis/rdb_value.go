@@ -247,7 +247,7 @@ func readPlainHash(r *rdbReader) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !h.set(f, v) {
+		if !h.set(f, v, nil) {
 			return nil, errRDB // duplicate field
 		}
 	}
@@ -261,7 +261,7 @@ func readPackedHash(r *rdbReader, typ byte) (any, error) {
 	}
 	h := newHash()
 	for i := 0; i < len(elems); i += 2 {
-		if !h.set(elems[i], elems[i+1]) {
+		if !h.set(elems[i], elems[i+1], nil) {
 			return nil, errRDB
 		}
 	}

@@ -38,15 +38,16 @@ func (l *dataLock) hold() func() {
 
 // hold locks a sorted set's primitive lock and returns its unlock.
 func (z *zset) hold() func() {
-	z.mu.Lock()
-	return z.mu.Unlock
+	mu := z.tree.x.mu
+	mu.Lock()
+	return mu.Unlock
 }
 
 // share gives a value entering the keyspace in workers mode its own lock.
 // Runs under the data lock.
 func share(val any) {
-	if z, ok := val.(*zset); ok && z.mu == nil {
-		z.mu = new(sync.Mutex)
+	if z, ok := val.(*zset); ok && !z.locked() {
+		z.tree.ext().mu = new(sync.Mutex)
 	}
 }
 

@@ -92,16 +92,49 @@ func (n *zNode) size() int {
 
 // ztree is an order-statistic B+tree of zItems. It holds no duplicates; the
 // zset guarantees that.
+//
+// A sorted set of the waiting room is often one of many small keys, so the
+// header is 32 bytes: the small form's pack as its first byte, a 32-bit length
+// and count; what only a large set needs (its count, its members' bytes, the
+// member->score map) and --workers mode's lock live in x, allocated when
+// needed.
 type ztree struct {
 	root *zNode // nil while the set is small and packed (zset_pack.go)
-	pack []byte
-	n    int
-	// bytes are the tree's members' bytes (zset.memUsage); a packed set
-	// counts len(pack) instead.
-	bytes int64
+	pk   *byte  // the pack's first byte (packBytes); nil when empty or large
+	plen uint32 // the pack's length
+	pn   uint32 // members in the pack
+	x    *zextra
 }
 
-func (t *ztree) len() int { return t.n }
+// zextra is the part of a sorted set that small sets do without.
+type zextra struct {
+	n int // members of the large form
+	// bytes are the large form's members' bytes (zset.memUsage); a packed set
+	// counts its pack's length instead.
+	bytes int64
+	// scores maps a member to its score once the set is in its large form (a
+	// B+tree); a small, packed set (zset_pack.go) finds a member by walking it.
+	scores map[string]float64
+	// mu is nil except in --workers mode, where every exported method of zset is
+	// one locked primitive (workers.go sets it when the set enters a DB). The
+	// unexported helpers they share take no lock.
+	mu *sync.Mutex
+}
+
+// ext returns x, allocating it on first use.
+func (t *ztree) ext() *zextra {
+	if t.x == nil {
+		t.x = &zextra{}
+	}
+	return t.x
+}
+
+func (t *ztree) len() int {
+	if t.packed() {
+		return int(t.pn)
+	}
+	return t.x.n
+}
 
 // childFor returns the child of inner node n whose range holds it.
 func (n *zNode) childFor(it zItem) int {
@@ -123,7 +156,6 @@ func (t *ztree) insert(it zItem) {
 	if t.packed() {
 		if t.fitsPacked(it) {
 			t.packInsert(it)
-			t.n++
 			return
 		}
 		t.grow()
@@ -136,8 +168,8 @@ func (t *ztree) insert(it zItem) {
 			keys:   []zItem{{}, sep},
 		}
 	}
-	t.n++
-	t.bytes += int64(len(it.member))
+	t.x.n++
+	t.x.bytes += int64(len(it.member))
 }
 
 // Which edges of the tree a node lies on: the first and the last leaf are
@@ -323,13 +355,11 @@ func (t *ztree) search(past func(zItem) bool) int {
 // deleteAt removes and returns the item at index i (0 <= i < len).
 func (t *ztree) deleteAt(i int) zItem {
 	if t.packed() {
-		it := t.packDeleteAt(i)
-		t.n--
-		return it
+		return t.packDeleteAt(i)
 	}
 	it := t.root.deleteAt(i)
-	t.n--
-	t.bytes -= int64(len(it.member))
+	t.x.n--
+	t.x.bytes -= int64(len(it.member))
 	for !t.root.leaf() && len(t.root.kids) == 1 {
 		t.root = t.root.kids[0]
 	}
@@ -418,7 +448,7 @@ func (n *zNode) rebalance(k int) {
 
 // ascend calls fn for the items from index i upwards until fn returns false.
 func (t *ztree) ascend(i int, fn func(zItem) bool) {
-	if i < 0 || i >= t.n {
+	if i < 0 || i >= t.len() {
 		return
 	}
 	if t.packed() {
@@ -454,7 +484,7 @@ func (n *zNode) ascend(i int, fn func(zItem) bool) bool {
 // descend calls fn for the items from index i downwards until fn returns
 // false.
 func (t *ztree) descend(i int, fn func(zItem) bool) {
-	if i < 0 || i >= t.n {
+	if i < 0 || i >= t.len() {
 		return
 	}
 	if t.packed() {
@@ -492,15 +522,19 @@ func (n *zNode) descend(i int, fn func(zItem) bool) bool {
 // zset is a Redis sorted set. The zero value is not usable; call newZSet.
 // Runs on the executor goroutine only.
 type zset struct {
-	tree ztree
-	// scores maps a member to its score once the set is in its large form (a
-	// B+tree); a small, packed set (zset_pack.go) finds a member by walking it.
-	scores map[string]float64
-	// mu is nil except in --workers mode, where every exported method below is
-	// one locked primitive (workers.go sets it when the set enters a DB). The
-	// unexported helpers they share take no lock.
-	mu *sync.Mutex
+	tree ztree // with the member->score map and --workers mode's lock (zextra)
 }
+
+// scores is the member->score map of a large set, nil for a small one.
+func (z *zset) scores() map[string]float64 {
+	if z.tree.x == nil {
+		return nil
+	}
+	return z.tree.x.scores
+}
+
+// locked reports whether the set has --workers mode's lock (workers.go).
+func (z *zset) locked() bool { return z.tree.x != nil && z.tree.x.mu != nil }
 
 func newZSet() *zset { return &zset{} }
 
@@ -511,8 +545,8 @@ var zsetSmall = 128
 
 // scoreOf returns member's score.
 func (z *zset) scoreOf(member string) (float64, bool) {
-	if z.scores != nil {
-		s, ok := z.scores[member]
+	if m := z.scores(); m != nil {
+		s, ok := m[member]
 		return s, ok
 	}
 	var s float64
@@ -529,38 +563,39 @@ func (z *zset) scoreOf(member string) (float64, bool) {
 // noteScore records member's score in the map, building the map when the set
 // has just left its packed form.
 func (z *zset) noteScore(member string, score float64) {
-	if z.scores != nil {
-		z.scores[member] = score
+	if m := z.scores(); m != nil {
+		m[member] = score
 		return
 	}
 	if z.tree.packed() {
 		return
 	}
-	z.scores = make(map[string]float64, z.tree.n)
+	m := make(map[string]float64, z.tree.len())
 	z.tree.ascend(0, func(it zItem) bool {
-		z.scores[it.member] = it.score
+		m[it.member] = it.score
 		return true
 	})
+	z.tree.x.scores = m
 }
 
 // forget drops member from the map.
 func (z *zset) forget(member string) {
-	if z.scores != nil {
-		delete(z.scores, member)
+	if m := z.scores(); m != nil {
+		delete(m, member)
 	}
 }
 
 // Len is the number of members (ZCARD).
 func (z *zset) Len() int {
-	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
+	if z.locked() { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
-	return z.tree.n
+	return z.tree.len()
 }
 
 // Score returns member's score (ZSCORE).
 func (z *zset) Score(member string) (float64, bool) {
-	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
+	if z.locked() { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
 	return z.scoreOf(member)
@@ -572,7 +607,7 @@ func (z *zset) Score(member string) (float64, bool) {
 // A score of -0 is stored as 0, as Redis's listpack encoding (every set of
 // up to 128 members) does.
 func (z *zset) Add(member string, score float64) (added bool) {
-	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
+	if z.locked() { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
 	if score == 0 {
@@ -600,17 +635,17 @@ func (z *zset) Add(member string, score float64) (added bool) {
 // back-length byte per element), else a dict plus a skiplist (a node of about
 // 1.33 levels and an sds member per element). O(1).
 func (z *zset) memUsage(*EncodingLimits) int64 {
-	n := z.tree.n
+	n := z.tree.len()
 	if z.tree.packed() {
-		return robjBytes + jemallocSize(listpackOverhead+int64(len(z.tree.pack)+2*n))
+		return robjBytes + jemallocSize(listpackOverhead+int64(z.tree.plen)+2*int64(n))
 	}
 	skiplistNode := jemallocSize(32 + 16*4/3)
-	return robjBytes + hashtableMem(n, z.tree.bytes, false) + 32 + int64(n)*skiplistNode
+	return robjBytes + hashtableMem(n, z.tree.x.bytes, false) + 32 + int64(n)*skiplistNode
 }
 
 // Remove deletes member and reports whether it was there (ZREM).
 func (z *zset) Remove(member string) bool {
-	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
+	if z.locked() { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
 	s, ok := z.scoreOf(member)
@@ -625,7 +660,7 @@ func (z *zset) Remove(member string) bool {
 // Rank returns member's 0-based position, counting from the lowest score,
 // or from the highest when reverse is set (ZRANK, ZREVRANK).
 func (z *zset) Rank(member string, reverse bool) (int, bool) {
-	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
+	if z.locked() { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
 	s, ok := z.scoreOf(member)
@@ -634,14 +669,14 @@ func (z *zset) Rank(member string, reverse bool) (int, bool) {
 	}
 	r := z.tree.rank(zItem{s, member})
 	if reverse {
-		r = z.tree.n - 1 - r
+		r = z.tree.len() - 1 - r
 	}
 	return r, true
 }
 
 // At returns the member at ascending index i, 0 <= i < Len.
 func (z *zset) At(i int) zItem {
-	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
+	if z.locked() { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
 	return z.tree.at(i)
@@ -651,7 +686,7 @@ func (z *zset) At(i int) zItem {
 // ascending order, or in descending order (end-1 first) when reverse is
 // set, until fn returns false. Out-of-range bounds are clipped.
 func (z *zset) Range(start, end int, reverse bool, fn func(zItem) bool) {
-	if z.mu != nil { // --workers mode (workers.go): copy under the lock, call fn outside it
+	if z.locked() { // --workers mode (workers.go): copy under the lock, call fn outside it
 		for _, it := range z.Items(start, end, reverse) {
 			if !fn(it) {
 				return
@@ -663,7 +698,7 @@ func (z *zset) Range(start, end int, reverse bool, fn func(zItem) bool) {
 }
 
 func (z *zset) walk(start, end int, reverse bool, fn func(zItem) bool) {
-	start, end = max(start, 0), min(end, z.tree.n)
+	start, end = max(start, 0), min(end, z.tree.len())
 	if start >= end {
 		return
 	}
@@ -685,11 +720,11 @@ func (z *zset) walk(start, end int, reverse bool, fn func(zItem) bool) {
 // Items returns the members at ascending indices [start, end), reversed
 // when reverse is set.
 func (z *zset) Items(start, end int, reverse bool) []zItem {
-	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
+	if z.locked() { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
 	var out []zItem
-	if n := min(end, z.tree.n) - max(start, 0); n > 0 {
+	if n := min(end, z.tree.len()) - max(start, 0); n > 0 {
 		out = make([]zItem, 0, n)
 	}
 	z.walk(start, end, reverse, func(it zItem) bool {
@@ -703,14 +738,14 @@ func (z *zset) Items(start, end int, reverse bool) []zItem {
 // end) into ascending indices [start, end), as ZRANGE and ZREMRANGEBYRANK
 // read them. With reverse set, ranks count from the highest score.
 func (z *zset) RankSpan(start, stop int, reverse bool) (int, int) {
-	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
+	if z.locked() { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
 	return z.rankSpan(start, stop, reverse)
 }
 
 func (z *zset) rankSpan(start, stop int, reverse bool) (int, int) {
-	n := z.tree.n
+	n := z.tree.len()
 	if start < 0 {
 		start += n
 	}
@@ -745,7 +780,7 @@ func (r scoreRange) aboveMax(s float64) bool {
 // ScoreSpan returns the ascending indices [start, end) of the members whose
 // scores fall in r. An empty range gives start == end.
 func (z *zset) ScoreSpan(r scoreRange) (int, int) {
-	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
+	if z.locked() { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
 	return z.scoreSpan(r)
@@ -813,14 +848,14 @@ func compareLexBounds(a, b lexBound) int {
 // the first member not below min while members stay below max, or backward
 // from the last member not above max while members stay above min.
 func (z *zset) LexSpan(r lexRange, reverse bool) (int, int) {
-	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
+	if z.locked() { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
 	return z.lexSpan(r, reverse)
 }
 
 func (z *zset) lexSpan(r lexRange, reverse bool) (int, int) {
-	n := z.tree.n
+	n := z.tree.len()
 	if n == 0 {
 		return 0, 0
 	}
@@ -884,7 +919,7 @@ func (z *zset) lexSpan(r lexRange, reverse bool) (int, int) {
 
 // CountScore counts the members with scores in r (ZCOUNT) in O(log n).
 func (z *zset) CountScore(r scoreRange) int {
-	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
+	if z.locked() { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
 	start, end := z.scoreSpan(r)
@@ -894,7 +929,7 @@ func (z *zset) CountScore(r scoreRange) int {
 // CountLex counts the members in r (ZLEXCOUNT), in O(log n) when the scores are
 // equal.
 func (z *zset) CountLex(r lexRange) int {
-	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
+	if z.locked() { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
 	start, end := z.lexSpan(r, false)
@@ -904,14 +939,14 @@ func (z *zset) CountLex(r lexRange) int {
 // RemoveSpan removes the members at ascending indices [start, end) and
 // returns how many it removed (ZREMRANGEBY*).
 func (z *zset) RemoveSpan(start, end int) int {
-	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
+	if z.locked() { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
 	return z.removeSpan(start, end)
 }
 
 func (z *zset) removeSpan(start, end int) int {
-	start, end = max(start, 0), min(end, z.tree.n)
+	start, end = max(start, 0), min(end, z.tree.len())
 	for i := start; i < end; i++ {
 		it := z.tree.deleteAt(start)
 		z.forget(it.member)
@@ -921,7 +956,7 @@ func (z *zset) removeSpan(start, end int) int {
 
 // RemoveRangeByScore removes the members with scores in r.
 func (z *zset) RemoveRangeByScore(r scoreRange) int {
-	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
+	if z.locked() { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
 	return z.removeSpan(z.scoreSpan(r))
@@ -929,7 +964,7 @@ func (z *zset) RemoveRangeByScore(r scoreRange) int {
 
 // RemoveRangeByLex removes the members in r.
 func (z *zset) RemoveRangeByLex(r lexRange) int {
-	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
+	if z.locked() { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
 	return z.removeSpan(z.lexSpan(r, false))
@@ -938,7 +973,7 @@ func (z *zset) RemoveRangeByLex(r lexRange) int {
 // RemoveRangeByRank removes the members ranked start..stop (inclusive,
 // negative from the end).
 func (z *zset) RemoveRangeByRank(start, stop int) int {
-	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
+	if z.locked() { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
 	return z.removeSpan(z.rankSpan(start, stop, false))
@@ -947,10 +982,10 @@ func (z *zset) RemoveRangeByRank(start, stop int) int {
 // PopMin removes and returns up to n members with the lowest scores, lowest
 // first (ZPOPMIN).
 func (z *zset) PopMin(n int) []zItem {
-	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
+	if z.locked() { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
-	n = min(n, z.tree.n)
+	n = min(n, z.tree.len())
 	if n <= 0 {
 		return nil
 	}
@@ -965,10 +1000,10 @@ func (z *zset) PopMin(n int) []zItem {
 // PopMax removes and returns up to n members with the highest scores,
 // highest first (ZPOPMAX).
 func (z *zset) PopMax(n int) []zItem {
-	if z.mu != nil { // --workers mode: one lock per primitive (workers.go)
+	if z.locked() { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
-	n = min(n, z.tree.n)
+	n = min(n, z.tree.len())
 	if n <= 0 {
 		return nil
 	}

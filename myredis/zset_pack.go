@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"strings"
+	"unsafe"
 )
 
 // The small form of a sorted set, as Redis's listpack: while a set has at most
@@ -22,6 +23,23 @@ var zsetSmallValue = 64
 // packed reports whether t is in the small form.
 func (t *ztree) packed() bool { return t.root == nil }
 
+// packBytes is the small form's pack.
+func (t *ztree) packBytes() []byte {
+	if t.pk == nil {
+		return nil
+	}
+	return unsafe.Slice(t.pk, t.plen)
+}
+
+// setPack stores p as the pack of n members. A pack holds at most zsetSmall
+// members of at most zsetSmallValue bytes, far below 4 GiB.
+func (t *ztree) setPack(p []byte, n int) {
+	t.pk, t.plen, t.pn = nil, 0, uint32(n)
+	if len(p) > 0 {
+		t.pk, t.plen = unsafe.SliceData(p), uint32(len(p))
+	}
+}
+
 // packItem decodes the entry at off and returns it and the next entry's offset.
 func packItem(p []byte, off int) (zItem, int) {
 	score := math.Float64frombits(binary.LittleEndian.Uint64(p[off:]))
@@ -34,22 +52,22 @@ func packItem(p []byte, off int) (zItem, int) {
 func (t *ztree) packOffset(i int) int {
 	off := 0
 	for ; i > 0; i-- {
-		_, off = packItem(t.pack, off)
+		_, off = packItem(t.packBytes(), off)
 	}
 	return off
 }
 
 func (t *ztree) packAt(i int) zItem {
-	it, _ := packItem(t.pack, t.packOffset(i))
+	it, _ := packItem(t.packBytes(), t.packOffset(i))
 	return it
 }
 
 // packSearch is search over the pack: the index of the first entry for which
 // past is true, and its offset.
 func (t *ztree) packSearch(past func(zItem) bool) (int, int) {
-	i, off := 0, 0
-	for off < len(t.pack) {
-		it, next := packItem(t.pack, off)
+	i, off, p := 0, 0, t.packBytes()
+	for off < len(p) {
+		it, next := packItem(p, off)
 		if past(it) {
 			break
 		}
@@ -60,30 +78,33 @@ func (t *ztree) packSearch(past func(zItem) bool) (int, int) {
 
 func (t *ztree) packInsert(it zItem) {
 	_, off := t.packSearch(func(e zItem) bool { return !zLess(e, it) })
-	p := make([]byte, 0, len(t.pack)+8+binary.MaxVarintLen32+len(it.member))
-	p = append(p, t.pack[:off]...)
+	old := t.packBytes()
+	p := make([]byte, 0, len(old)+8+uvarintLen(len(it.member))+len(it.member))
+	p = append(p, old[:off]...)
 	p = binary.LittleEndian.AppendUint64(p, math.Float64bits(it.score))
 	p = binary.AppendUvarint(p, uint64(len(it.member)))
 	p = append(p, it.member...)
-	t.pack = append(p, t.pack[off:]...)
+	t.setPack(append(p, old[off:]...), int(t.pn)+1)
 }
 
 func (t *ztree) packDeleteAt(i int) zItem {
 	off := t.packOffset(i)
-	it, end := packItem(t.pack, off)
-	if t.n == 1 {
-		t.pack = nil
+	old := t.packBytes()
+	it, end := packItem(old, off)
+	if t.pn == 1 {
+		t.setPack(nil, 0)
 		return it
 	}
-	p := make([]byte, 0, len(t.pack)-(end-off))
-	p = append(p, t.pack[:off]...)
-	t.pack = append(p, t.pack[end:]...)
+	p := make([]byte, 0, len(old)-(end-off))
+	p = append(p, old[:off]...)
+	t.setPack(append(p, old[end:]...), int(t.pn)-1)
 	return it
 }
 
 func (t *ztree) packAscend(i int, fn func(zItem) bool) {
-	for off := t.packOffset(i); off < len(t.pack); {
-		it, next := packItem(t.pack, off)
+	p := t.packBytes()
+	for off := t.packOffset(i); off < len(p); {
+		it, next := packItem(p, off)
 		if !fn(it) {
 			return
 		}
@@ -107,14 +128,16 @@ func (t *ztree) packDescend(i int, fn func(zItem) bool) {
 
 // fitsPacked reports whether the set may stay small with it added.
 func (t *ztree) fitsPacked(it zItem) bool {
-	return t.n+1 <= zsetSmall && len(it.member) <= zsetSmallValue
+	return int(t.pn)+1 <= zsetSmall && len(it.member) <= zsetSmallValue
 }
 
 // grow moves a small set into the B+tree. The members are copied out of the
 // pack, which is then dropped.
 func (t *ztree) grow() {
-	p, n := t.pack, t.n
-	t.pack, t.n = nil, 0
+	p, n := t.packBytes(), int(t.pn)
+	t.setPack(nil, 0)
+	x := t.ext()
+	x.n, x.bytes = 0, 0
 	t.root = &zNode{}
 	for off := 0; off < len(p); {
 		it, next := packItem(p, off)
@@ -122,7 +145,7 @@ func (t *ztree) grow() {
 		t.insert(it)
 		off = next
 	}
-	if t.n != n {
+	if x.n != n {
 		panic("zset: a packed set lost members while growing")
 	}
 }

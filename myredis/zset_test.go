@@ -32,13 +32,14 @@ func checkPack(t interface {
 }, z *zset) {
 	t.Helper()
 	tr := &z.tree
-	if z.scores != nil || tr.n > zsetSmall {
-		t.Fatalf("packed set of %d members (small up to %d) with map %v", tr.n, zsetSmall, z.scores != nil)
+	if z.scores() != nil || tr.len() > zsetSmall {
+		t.Fatalf("packed set of %d members (small up to %d) with map %v", tr.len(), zsetSmall, z.scores() != nil)
 	}
 	n, off := 0, 0
+	pack := tr.packBytes()
 	var prev *zItem
-	for off < len(tr.pack) {
-		it, next := packItem(tr.pack, off)
+	for off < len(pack) {
+		it, next := packItem(pack, off)
 		if prev != nil && !zLess(*prev, it) {
 			t.Fatalf("pack out of order: %v then %v", *prev, it)
 		}
@@ -47,8 +48,8 @@ func checkPack(t interface {
 		}
 		prev, off, n = &it, next, n+1
 	}
-	if n != tr.n || off != len(tr.pack) {
-		t.Fatalf("pack holds %d entries in %d of %d bytes, n says %d", n, off, len(tr.pack), tr.n)
+	if n != tr.len() || off != len(pack) {
+		t.Fatalf("pack holds %d entries in %d of %d bytes, n says %d", n, off, len(pack), tr.len())
 	}
 }
 
@@ -64,12 +65,12 @@ func checkTree(t interface {
 		checkPack(t, z)
 		return
 	}
-	if z.scores == nil || tr.n != len(z.scores) {
-		t.Fatalf("tree holds %d, map %v", tr.n, z.scores)
+	if z.scores() == nil || tr.len() != len(z.scores()) {
+		t.Fatalf("tree holds %d, map %v", tr.len(), z.scores())
 	}
 	if tr.root == nil {
-		if tr.n != 0 {
-			t.Fatalf("nil root with %d members", tr.n)
+		if tr.len() != 0 {
+			t.Fatalf("nil root with %d members", tr.len())
 		}
 		return
 	}
@@ -132,8 +133,8 @@ func checkTree(t interface {
 		}
 		return total
 	}
-	if got := walk(tr.root, 0, nil, nil, true); got != tr.n {
-		t.Fatalf("tree walk found %d members, n is %d", got, tr.n)
+	if got := walk(tr.root, 0, nil, nil, true); got != tr.len() {
+		t.Fatalf("tree walk found %d members, n is %d", got, tr.len())
 	}
 }
 

@@ -35,6 +35,7 @@ func main() {
 	myBin := flag.String("myredis", "bin/myredis", "MyRedis binary")
 	myArgs := flag.String("myredis-args", "", "extra MyRedis flags, space-separated")
 	port := flag.Int("port", 29100, "first port to use")
+	flag.BoolVar(&purge, "purge", false, "send MEMORY PURGE to both servers before the idle sample (what is left once every free page is returned)")
 	flag.Parse()
 	fmt.Printf("%-6s %9s | %9s %9s %6s | %9s %9s %6s | %9s %9s %6s\n", "shape", "keys",
 		"RSS My", "Redis", "ratio", "peak My", "Redis", "ratio", "used My", "Redis", "ratio")
@@ -49,6 +50,8 @@ func main() {
 			my.rss, rd.rss, my.rss/rd.rss, my.peak, rd.peak, my.peak/rd.peak, my.used, rd.used, my.used/rd.used)
 	}
 }
+
+var purge bool
 
 // perKey is bytes per key over the empty server's figures: RSS after the load
 // and a quiet moment, peak RSS (VmHWM: the most the load ever took), used_memory.
@@ -70,6 +73,12 @@ func measure(shape string, n int, argv []string) perKey {
 	rss0, _, used0 := sample(ctx, rdb, cmd.Process.Pid)
 	load(ctx, rdb, addr, shape, n)
 	time.Sleep(20 * time.Second) // a quiet moment, as an operator would read it (a collection of a big heap takes seconds on a loaded machine)
+	if purge {
+		if err := rdb.Do(ctx, "MEMORY", "PURGE").Err(); err != nil {
+			log.Fatal(err)
+		}
+		time.Sleep(2 * time.Second)
+	}
 	rss1, peak, used1 := sample(ctx, rdb, cmd.Process.Pid)
 	k := float64(n)
 	return perKey{rss: (rss1 - rss0) / k, peak: (peak - rss0) / k, used: (used1 - used0) / k}
