@@ -171,7 +171,7 @@ func (a *aof) capture(rw *rewrite, db *DB, key string, whole bool) int {
 	if e == nil {
 		return 1
 	}
-	at := e.when
+	at := db.when(e)
 	if e.hasTTL() && at <= a.s.nowMs() {
 		return 1 // expired: its DEL, if any, is in the buffer
 	}

@@ -85,7 +85,7 @@ func dump(s *Server) []string {
 				case *list:
 					val = fmt.Sprintf("%q", listElems(v))
 				}
-				out = append(out, fmt.Sprintf("%d %s %s %d", db.id, key, val, e.when))
+				out = append(out, fmt.Sprintf("%d %s %s %d", db.id, key, val, db.when(e)))
 			})
 		}
 	})

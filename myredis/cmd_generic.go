@@ -216,7 +216,7 @@ func cmdPersist(x *Ctx) {
 // isExpired reports whether key has passed its deadline (without deleting it).
 func (db *DB) isExpired(key string, now int64) bool {
 	e := db.dict.find(key)
-	return e != nil && e.hasTTL() && e.when <= now
+	return e != nil && e.hasTTL() && db.when(e) <= now
 }
 
 func cmdKeys(x *Ctx) {
@@ -224,7 +224,7 @@ func cmdKeys(x *Ctx) {
 	now := x.nowMs()
 	var keys []string
 	x.db.each(func(k string, e *entry) {
-		if (pattern == "*" || globMatch(pattern, k)) && !(e.hasTTL() && e.when <= now) {
+		if (pattern == "*" || globMatch(pattern, k)) && !(e.hasTTL() && x.db.when(e) <= now) {
 			keys = append(keys, k)
 		}
 	})

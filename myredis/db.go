@@ -1,28 +1,28 @@
 package myredis
 
 import (
-	"math"
 	"math/rand/v2"
 	"unsafe"
 )
 
-// entry is one key: its name, its value, its TTL and its bookkeeping, in one
-// 64-byte allocation. Its value (value, setValue) is a []byte for a string and
-// *zset, *hashValue... for the other types. An entry stays the same object while
-// its key exists (handlers hold it across a command); it leaves the DB only
-// through remove, flush or swapData.
+// entry is one key: its name, its value and its bookkeeping, in one 48-byte
+// allocation. Its value (value, setValue) is a []byte for a string and *zset,
+// *hashValue... for the other types. An entry stays the same object while its
+// key exists (handlers hold it across a command); it leaves the DB only through
+// remove, flush or swapData. Its deadline, when it has one, is in DB.volatile
+// (DB.when): most keys of a cache have none, and the 8 bytes are paid only by
+// those that do.
 type entry struct {
 	key string
-	// val is the value, except that a string whose capacity is its length is
-	// kept as a strData (a pointer, which an interface holds without an
-	// allocation of its own) and slen: a []byte in an interface would cost a
-	// 24-byte header allocation per key. Strings with spare room (APPEND's) stay
-	// []byte, so that they keep it.
-	val  any
+	// val points at the value; kind tells what it points at. A string whose
+	// capacity is its length (and shorter than 2 GiB) is kept as its first
+	// byte with its length in kind: a []byte would cost a 24-byte header
+	// allocation per key. Other strings (APPEND's, with spare room they keep)
+	// point at a []byte header, the usual types at themselves, anything else
+	// at a boxed interface.
+	val  unsafe.Pointer
 	next *entry // the next entry in the same bucket (dict.go)
-	// when is the deadline in unix milliseconds when the key has a TTL, that is
-	// when vpos >= 0: the entry's index in DB.volatile.
-	when int64
+	// vpos is the entry's index in DB.volatile when the key has a TTL, else -1.
 	vpos int32
 	// lru is Redis's 24-bit lru field: the LRU clock of the last access, or under
 	// an LFU policy the minute of the last decrement and the 8-bit counter (evict.go).
@@ -30,19 +30,27 @@ type entry struct {
 	// size is what Redis would allocate for the key and its value, as last
 	// measured (memory.go): DB.used holds the sum.
 	size uint32
-	slen uint32 // the length of a strData string
+	kind uint32 // a string's length below kindTag, else kindTag|the value's kind
 }
 
-// strData is the first byte of a string value stored without its slice header.
-type strData *byte
+// The kinds of entry.val past a packed string's length.
+const (
+	kindTag   = 1 << 31
+	kindBytes = kindTag | iota // *[]byte
+	kindZSet                   // *zset
+	kindHash                   // *hashValue
+	kindList                   // *list
+	kindSet                    // *setValue
+	kindOther                  // *any
+)
 
 // str returns the value if it is a string.
 func (e *entry) str() ([]byte, bool) {
-	switch v := e.val.(type) {
-	case strData:
-		return unsafe.Slice((*byte)(v), e.slen), true
-	case []byte:
-		return v, true
+	switch {
+	case e.kind < kindTag:
+		return unsafe.Slice((*byte)(e.val), e.kind), true
+	case e.kind == kindBytes:
+		return *(*[]byte)(e.val), true
 	}
 	return nil, false
 }
@@ -50,35 +58,64 @@ func (e *entry) str() ([]byte, bool) {
 // value returns the value: a string as a []byte (that boxes it: the hot paths
 // use str), another type as it is.
 func (e *entry) value() any {
-	if b, ok := e.str(); ok {
-		return b
+	switch e.kind {
+	case kindZSet:
+		return (*zset)(e.val)
+	case kindHash:
+		return (*hashValue)(e.val)
+	case kindList:
+		return (*list)(e.val)
+	case kindSet:
+		return (*setValue)(e.val)
+	case kindOther:
+		return *(*any)(e.val)
 	}
-	return e.val
+	b, _ := e.str()
+	return b
 }
 
-// setValue stores val; see entry.val for how a string is kept.
+// setValue stores val; see entry.val for how it is kept.
 func (e *entry) setValue(val any) {
-	if b, ok := val.([]byte); ok && len(b) == cap(b) && len(b) <= math.MaxUint32 {
-		e.val, e.slen = strData(unsafe.SliceData(b)), uint32(len(b))
-		return
+	switch v := val.(type) {
+	case []byte:
+		if len(v) == cap(v) && len(v) < kindTag {
+			e.val, e.kind = unsafe.Pointer(unsafe.SliceData(v)), uint32(len(v))
+			return
+		}
+		e.val, e.kind = unsafe.Pointer(&v), kindBytes
+	case *zset:
+		e.val, e.kind = unsafe.Pointer(v), kindZSet
+	case *hashValue:
+		e.val, e.kind = unsafe.Pointer(v), kindHash
+	case *list:
+		e.val, e.kind = unsafe.Pointer(v), kindList
+	case *setValue:
+		e.val, e.kind = unsafe.Pointer(v), kindSet
+	default:
+		e.val, e.kind = unsafe.Pointer(&val), kindOther
 	}
-	e.val, e.slen = val, 0
 }
 
-// hasTTL reports whether the key has a deadline (e.when).
+// hasTTL reports whether the key has a deadline (DB.when).
 func (e *entry) hasTTL() bool { return e.vpos >= 0 }
+
+// volatileKey is an entry with a TTL and its deadline in unix milliseconds.
+type volatileKey struct {
+	e    *entry
+	when int64
+}
 
 // DB is one numbered keyspace. Every method runs on the executor goroutine.
 //
 // Keys live in a hash table of entries (dict.go), which also serves SCAN,
-// RANDOMKEY and sampling. The keys with a TTL are also listed in volatile, so
-// that active expiry and the volatile-* policies sample only them (Redis's
-// expires dict, at 8 bytes a key).
+// RANDOMKEY and sampling. The keys with a TTL are also listed in volatile with
+// their deadlines, so that active expiry and the volatile-* policies sample only
+// them (Redis's expires dict, at 16 bytes a key).
 type DB struct {
 	id       int
 	s        *Server
 	dict     *dict
-	volatile []*entry // the entries with a TTL, in no order
+	volatile []volatileKey // the entries with a TTL and their deadlines, in no order
 	watchers map[string][]*Client
 	used     int64 // the sum of the entries' sizes (memory.go)
 }
@@ -97,6 +134,14 @@ func (db *DB) Size() int { return db.dict.len() }
 
 // Volatile is the number of keys with a TTL (INFO keyspace's expires).
 func (db *DB) Volatile() int { return len(db.volatile) }
+
+// when is e's deadline in unix milliseconds, 0 when it has none.
+func (db *DB) when(e *entry) int64 {
+	if !e.hasTTL() {
+		return 0
+	}
+	return db.volatile[e.vpos].when
+}
 
 // entry returns key's entry as it is, expired or not (no expiry, no access).
 func (db *DB) entry(key string) *entry { return db.dict.find(key) }
@@ -123,7 +168,7 @@ func (db *DB) peek(key string) *entry {
 	if e == nil {
 		return nil
 	}
-	if e.hasTTL() && e.when <= db.s.nowMs() && db.expireIfNeeded(e.key) {
+	if e.hasTTL() && db.when(e) <= db.s.nowMs() && db.expireIfNeeded(e.key) {
 		return nil
 	}
 	return e
@@ -132,7 +177,7 @@ func (db *DB) peek(key string) *entry {
 // expireIfNeeded deletes key if its deadline has passed and reports whether it did.
 func (db *DB) expireIfNeeded(key string) bool {
 	e := db.dict.find(key)
-	if e == nil || !e.hasTTL() || e.when > db.s.nowMs() {
+	if e == nil || !e.hasTTL() || db.when(e) > db.s.nowMs() {
 		return false
 	}
 	if db.s.loading {
@@ -182,8 +227,8 @@ func (db *DB) replaceEntry(e *entry, val any) *entry {
 	nu.setValue(val)
 	db.dict.replace(e, nu)
 	if e.hasTTL() {
-		db.volatile[e.vpos] = nu
-		nu.when, nu.vpos = e.when, e.vpos
+		db.volatile[e.vpos].e = nu
+		nu.vpos = e.vpos
 		db.dropTTL(nu)
 	}
 	db.measure(nu) // memory.go
@@ -198,7 +243,7 @@ func (db *DB) set(key string, val any, keepTTL bool) {
 	}
 	if e := db.dict.find(key); e != nil {
 		if db.s.par.on { // a reader outside the lock may hold e: leave it as it was
-			when, ttl := e.when, e.hasTTL()
+			when, ttl := db.when(e), e.hasTTL()
 			e = db.replaceEntry(e, e.value())
 			if keepTTL && ttl {
 				db.addTTL(e, when)
@@ -286,7 +331,7 @@ func (db *DB) persist(key string) bool {
 // expireAt is key's deadline (unix ms) if it exists and has one, expired or not.
 func (db *DB) expireAt(key string) (int64, bool) {
 	if e := db.dict.find(key); e != nil && e.hasTTL() {
-		return e.when, true
+		return db.when(e), true
 	}
 	return 0, false
 }
@@ -295,9 +340,9 @@ func (db *DB) expireAt(key string) (int64, bool) {
 func (db *DB) addTTL(e *entry, when int64) {
 	if !e.hasTTL() {
 		e.vpos = int32(len(db.volatile))
-		db.volatile = append(db.volatile, e)
+		db.volatile = append(db.volatile, volatileKey{e: e})
 	}
-	e.when = when
+	db.volatile[e.vpos].when = when
 }
 
 // dropTTL removes e's deadline: the last volatile entry takes its place.
@@ -308,10 +353,10 @@ func (db *DB) dropTTL(e *entry) {
 	last := len(db.volatile) - 1
 	moved := db.volatile[last]
 	db.volatile[e.vpos] = moved
-	moved.vpos = e.vpos
-	db.volatile[last] = nil
+	moved.e.vpos = e.vpos
+	db.volatile[last] = volatileKey{}
 	db.volatile = db.volatile[:last]
-	e.vpos, e.when = -1, 0
+	e.vpos = -1
 }
 
 // randomVolatile returns a random entry with a TTL, or nil when there is none.
@@ -319,7 +364,7 @@ func (db *DB) randomVolatile() *entry {
 	if len(db.volatile) == 0 {
 		return nil
 	}
-	return db.volatile[rand.IntN(len(db.volatile))]
+	return db.volatile[rand.IntN(len(db.volatile))].e
 }
 
 // touch marks key modified: WATCHers of key fail their EXEC, blocked clients may

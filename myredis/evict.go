@@ -316,7 +316,7 @@ func (s *Server) populatePool(db *DB) {
 	for range min(n, db.Volatile()) {
 		e := db.randomVolatile()
 		if s.ev.policy&evictTTL != 0 {
-			s.poolInsertIdle(db, e.key, math.MaxUint64-uint64(e.when))
+			s.poolInsertIdle(db, e.key, math.MaxUint64-uint64(db.when(e)))
 		} else {
 			s.poolInsert(db, e.key, e)
 		}
@@ -338,7 +338,7 @@ func (s *Server) poolInsert(db *DB, key string, e *entry) {
 		if !e.hasTTL() {
 			return
 		}
-		idle = math.MaxUint64 - uint64(e.when)
+		idle = math.MaxUint64 - uint64(db.when(e))
 	}
 	s.poolInsertIdle(db, key, idle)
 }

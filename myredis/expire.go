@@ -116,8 +116,8 @@ func (db *DB) expireSample(n int) (sampled, expired int) {
 	vol := db.volatile
 	start := rand.IntN(len(vol))
 	for ; sampled < min(n, len(vol)); sampled++ {
-		if e := vol[(start+sampled)%len(vol)]; e.when <= now {
-			dead = append(dead, e.key)
+		if v := vol[(start+sampled)%len(vol)]; v.when <= now {
+			dead = append(dead, v.e.key)
 		}
 	}
 	for _, key := range dead {

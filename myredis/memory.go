@@ -147,7 +147,7 @@ func (s *Server) entryValueMem(e *entry) int64 {
 	if b, ok := e.str(); ok {
 		return stringMem(b, s.ev.sharedInts)
 	}
-	return s.valueMem(e.val)
+	return s.valueMem(e.value())
 }
 
 // --- keeping the sums (runs on the executor) ---

@@ -195,14 +195,14 @@ func (s *Server) bgsaveEncode(bg *bgsave, db *DB, key string, whole bool) int {
 	if e == nil {
 		return 1
 	}
-	at := e.when
+	at := db.when(e)
 	if e.hasTTL() && at <= s.nowMs() {
 		return 1
 	}
 	it := rdbItem{db: db.id, key: key, expireAt: at}
 	if v, ok := e.str(); ok {
 		it.isString, it.str = true, v
-	} else if v := rdbSliceOf(e.val); v != nil && !whole {
+	} else if v := rdbSliceOf(e.value()); v != nil && !whole {
 		bg.slicing = append(bg.slicing, &rdbCapture{db: db, key: key, v: v, expireAt: at})
 		return 1
 	} else {

@@ -44,7 +44,7 @@ func TestBgsaveSlicesLargeValues(t *testing.T) {
 		whole = map[string][]byte{}
 		for _, k := range bigValueKeys {
 			w := rdbWriter{}
-			appendRDBKeyValue(&w, k, db.entry(k).val, 0)
+			appendRDBKeyValue(&w, k, db.entry(k).value(), 0)
 			whole[k] = w.b
 		}
 	})

@@ -120,10 +120,10 @@ func (s *Server) writeRDB(out *bufio.Writer) error {
 		f.w.length(uint64(db.Volatile()))
 		var err error
 		db.each(func(key string, e *entry) {
-			if err != nil || e.hasTTL() && e.when <= now {
+			if err != nil || e.hasTTL() && db.when(e) <= now {
 				return // expired: a loading master would drop it anyway
 			}
-			if !appendRDBKeyValue(&f.w, key, e.value(), e.when) {
+			if !appendRDBKeyValue(&f.w, key, e.value(), db.when(e)) {
 				err = fmt.Errorf("rdb: no RDB encoding for a value of type %T (key %q)", e.value(), key)
 				return
 			}

@@ -10,12 +10,43 @@ import (
 // The small form of a sorted set, as Redis's listpack: while a set has at most
 // zsetSmall members (zset-max-listpack-entries' default) none longer than
 // zsetSmallValue bytes (zset-max-listpack-value's), its members live in one
-// packed byte slice in order: each an 8-byte score, a uvarint length, the
-// member's bytes. A 5-member set costs its bytes plus the slice instead of a
+// packed byte slice in order: each a packed score (appendPackScore), a uvarint
+// length, the member's bytes. A 5-member set costs its bytes plus the slice instead of a
 // tree node and its item array. Every operation walks the pack (at most 128
 // entries) and every change builds a new one, so a member string handed out
 // (packString) never changes under its holder. Past either limit the set moves
 // to the B+tree for good (ztree.grow), as Redis converts for good.
+
+// A packed score is a uvarint: an integer score (as most are: arrival numbers,
+// millisecond deadlines) of magnitude up to 2^53 is its zigzag form shifted left
+// once, so 1..63 take one byte, as a Redis listpack keeps integers compactly;
+// any other score is the uvarint 1 and its 8 bytes.
+const packScoreMaxInt = 1 << 53
+
+func appendPackScore(p []byte, f float64) []byte {
+	if f == math.Trunc(f) && f >= -packScoreMaxInt && f <= packScoreMaxInt {
+		i := int64(f)
+		return binary.AppendUvarint(p, uint64(i<<1^i>>63)<<1)
+	}
+	p = append(p, 1)
+	return binary.LittleEndian.AppendUint64(p, math.Float64bits(f))
+}
+
+// packScoreLen is the length of f's packed score.
+func packScoreLen(f float64) int {
+	var b [binary.MaxVarintLen64 + 1]byte
+	return len(appendPackScore(b[:0], f))
+}
+
+// packScore decodes the score at off and returns it and the member's offset.
+func packScore(p []byte, off int) (float64, int) {
+	v, k := binary.Uvarint(p[off:])
+	if v&1 == 1 {
+		return math.Float64frombits(binary.LittleEndian.Uint64(p[off+k:])), off + k + 8
+	}
+	z := v >> 1
+	return float64(int64(z>>1) ^ -int64(z&1)), off + k
+}
 
 // zsetSmallValue is the longest member the small form keeps.
 var zsetSmallValue = 64
@@ -42,9 +73,9 @@ func (t *ztree) setPack(p []byte, n int) {
 
 // packItem decodes the entry at off and returns it and the next entry's offset.
 func packItem(p []byte, off int) (zItem, int) {
-	score := math.Float64frombits(binary.LittleEndian.Uint64(p[off:]))
-	l, k := binary.Uvarint(p[off+8:])
-	m := off + 8 + k
+	score, off := packScore(p, off)
+	l, k := binary.Uvarint(p[off:])
+	m := off + k
 	return zItem{score: score, member: packString(p, m, m+int(l))}, m + int(l)
 }
 
@@ -79,9 +110,9 @@ func (t *ztree) packSearch(past func(zItem) bool) (int, int) {
 func (t *ztree) packInsert(it zItem) {
 	_, off := t.packSearch(func(e zItem) bool { return !zLess(e, it) })
 	old := t.packBytes()
-	p := make([]byte, 0, len(old)+8+uvarintLen(len(it.member))+len(it.member))
+	p := make([]byte, 0, len(old)+packScoreLen(it.score)+uvarintLen(len(it.member))+len(it.member))
 	p = append(p, old[:off]...)
-	p = binary.LittleEndian.AppendUint64(p, math.Float64bits(it.score))
+	p = appendPackScore(p, it.score)
 	p = binary.AppendUvarint(p, uint64(len(it.member)))
 	p = append(p, it.member...)
 	t.setPack(append(p, old[off:]...), int(t.pn)+1)

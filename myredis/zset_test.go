@@ -830,3 +830,27 @@ func FuzzParseScoreRange(f *testing.F) {
 		}
 	})
 }
+
+// TestPackScoreRoundTrip: every score comes back from its packed form exactly
+// (-0 as 0, as a listpack keeps it), integers up to 2^53 in their short form.
+func TestPackScoreRoundTrip(t *testing.T) {
+	for _, f := range []float64{0, 1, -1, 5, 63, 64, -64, 1764650000000, 1 << 53, -(1 << 53), 1<<53 + 2,
+		-(1<<53 + 2), 1.5, -0.25, math.Inf(1), math.Inf(-1), math.MaxFloat64, -math.MaxFloat64,
+		math.SmallestNonzeroFloat64, 1e300, math.Copysign(0, -1)} {
+		p := appendPackScore([]byte{0xAA}, f)
+		got, next := packScore(p, 1)
+		if got != f || f == 0 && math.Signbit(got) || next != len(p) {
+			t.Errorf("%v: packed %x, decoded %v (sign %v) ending at %d of %d", f, p, got, math.Signbit(got), next, len(p))
+		}
+		if n := packScoreLen(f); n != len(p)-1 {
+			t.Errorf("%v: packScoreLen %d, packed %d bytes", f, n, len(p)-1)
+		}
+		short := f == math.Trunc(f) && math.Abs(f) <= 1<<53
+		if short != (p[1]&1 == 0) {
+			t.Errorf("%v: packed %x, short form %v", f, p, short)
+		}
+	}
+	if p := appendPackScore(nil, 5); len(p) != 1 {
+		t.Errorf("score 5 packed in %d bytes, want 1", len(p))
+	}
+}
