@@ -82,7 +82,9 @@ func (e *entry) setValue(val any) {
 			e.val, e.kind = unsafe.Pointer(unsafe.SliceData(v)), uint32(len(v))
 			return
 		}
-		e.val, e.kind = unsafe.Pointer(&v), kindBytes
+		h := new([]byte) // not &v: that would move v to the heap on every call
+		*h = v
+		e.val, e.kind = unsafe.Pointer(h), kindBytes
 	case *zset:
 		e.val, e.kind = unsafe.Pointer(v), kindZSet
 	case *hashValue:
@@ -92,7 +94,9 @@ func (e *entry) setValue(val any) {
 	case *setValue:
 		e.val, e.kind = unsafe.Pointer(v), kindSet
 	default:
-		e.val, e.kind = unsafe.Pointer(&val), kindOther
+		p := new(any) // not &val: that would move val to the heap on every call
+		*p = val
+		e.val, e.kind = unsafe.Pointer(p), kindOther
 	}
 }
 

@@ -386,9 +386,29 @@ func (x *Ctx) argInt(i int) (int64, bool) {
 
 // parseRedisInt parses b as Redis's string2ll: a 64-bit decimal integer with no
 // '+', no leading zeros, no spaces and no "-0".
+//
+// Text that is not digits is turned down before strconv sees it: its error value
+// is an allocation, and a write measures every stored string this way (stringMem),
+// so each SET of a non-numeric value left 64 bytes of garbage among the keys.
 func parseRedisInt(b []byte) (int64, bool) {
+	if !validIntText(b) || !allDigits(b) {
+		return 0, false
+	}
 	n, err := strconv.ParseInt(string(b), 10, 64)
-	return n, err == nil && validIntText(b)
+	return n, err == nil
+}
+
+// allDigits reports whether b is an optional '-' and ASCII digits only.
+func allDigits(b []byte) bool {
+	if len(b) > 0 && b[0] == '-' {
+		b = b[1:]
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // validIntText rejects what strconv accepts but Redis does not ("+1", "01", "-0").

@@ -24,12 +24,7 @@ import (
 
 const (
 	trimQuietBytes = 64 << 10 // request bytes in a second below which the server is quiet
-	trimMinSlack   = 4 << 20  // heap beyond the live objects worth a collection
-	// trimShare: a slack over live/trimShare is worth one too. An idle
-	// collection costs one GC cycle when nobody is waiting; a slack left in
-	// place is RSS for as long as the server idles (at 16 MB and live/4, up
-	// to 26 MB over 1M 16-byte keys).
-	trimShare = 8
+	trimMinSlack   = 16 << 20 // heap beyond the live objects worth a collection
 )
 
 var trimSamples = []string{
@@ -110,5 +105,5 @@ func (t *trimmer) tick(in int64, slack func() (uint64, uint64)) bool {
 	}
 	t.busy = false
 	t.slack, t.live = slack()
-	return t.slack > max(trimMinSlack, t.live/trimShare)
+	return t.slack > max(trimMinSlack, t.live/4)
 }

@@ -7,9 +7,9 @@ import "testing"
 // without traffic never do.
 func TestTrimmerTrimsOnceAfterTraffic(t *testing.T) {
 	const mb = 1 << 20
-	big := func() (uint64, uint64) { return 200 * mb, 100 * mb }  // slack beyond live/trimShare and the minimum
-	small := func() (uint64, uint64) { return 10 * mb, 100 * mb } // under live/trimShare
-	tiny := func() (uint64, uint64) { return 3 * mb, 1 * mb }     // under the minimum
+	big := func() (uint64, uint64) { return 200 * mb, 100 * mb }  // slack beyond live/4 and the minimum
+	small := func() (uint64, uint64) { return 20 * mb, 100 * mb } // under live/4
+	tiny := func() (uint64, uint64) { return 10 * mb, 1 * mb }    // under the minimum
 	calls := 0
 	count := func(f func() (uint64, uint64)) func() (uint64, uint64) {
 		return func() (uint64, uint64) { calls++; return f() }
