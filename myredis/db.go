@@ -14,13 +14,15 @@ import (
 // those that do.
 type entry struct {
 	key string
-	// val points at the value; kind tells what it points at. A string whose
+	// vptr points at the value; kind tells what it points at (not named val:
+	// code written for the old interface field fails to compile rather than
+	// pass a raw pointer as a value). A string whose
 	// capacity is its length (and shorter than 2 GiB) is kept as its first
 	// byte with its length in kind: a []byte would cost a 24-byte header
 	// allocation per key. Other strings (APPEND's, with spare room they keep)
 	// point at a []byte header, the usual types at themselves, anything else
 	// at a boxed interface.
-	val  unsafe.Pointer
+	vptr unsafe.Pointer
 	next *entry // the next entry in the same bucket (dict.go)
 	// vpos is the entry's index in DB.volatile when the key has a TTL, else -1.
 	vpos int32
@@ -33,7 +35,7 @@ type entry struct {
 	kind uint32 // a string's length below kindTag, else kindTag|the value's kind
 }
 
-// The kinds of entry.val past a packed string's length.
+// The kinds of entry.vptr past a packed string's length.
 const (
 	kindTag   = 1 << 31
 	kindBytes = kindTag | iota // *[]byte
@@ -48,9 +50,9 @@ const (
 func (e *entry) str() ([]byte, bool) {
 	switch {
 	case e.kind < kindTag:
-		return unsafe.Slice((*byte)(e.val), e.kind), true
+		return unsafe.Slice((*byte)(e.vptr), e.kind), true
 	case e.kind == kindBytes:
-		return *(*[]byte)(e.val), true
+		return *(*[]byte)(e.vptr), true
 	}
 	return nil, false
 }
@@ -60,43 +62,43 @@ func (e *entry) str() ([]byte, bool) {
 func (e *entry) value() any {
 	switch e.kind {
 	case kindZSet:
-		return (*zset)(e.val)
+		return (*zset)(e.vptr)
 	case kindHash:
-		return (*hashValue)(e.val)
+		return (*hashValue)(e.vptr)
 	case kindList:
-		return (*list)(e.val)
+		return (*list)(e.vptr)
 	case kindSet:
-		return (*setValue)(e.val)
+		return (*setValue)(e.vptr)
 	case kindOther:
-		return *(*any)(e.val)
+		return *(*any)(e.vptr)
 	}
 	b, _ := e.str()
 	return b
 }
 
-// setValue stores val; see entry.val for how it is kept.
+// setValue stores val; see entry.vptr for how it is kept.
 func (e *entry) setValue(val any) {
 	switch v := val.(type) {
 	case []byte:
 		if len(v) == cap(v) && len(v) < kindTag {
-			e.val, e.kind = unsafe.Pointer(unsafe.SliceData(v)), uint32(len(v))
+			e.vptr, e.kind = unsafe.Pointer(unsafe.SliceData(v)), uint32(len(v))
 			return
 		}
 		h := new([]byte) // not &v: that would move v to the heap on every call
 		*h = v
-		e.val, e.kind = unsafe.Pointer(h), kindBytes
+		e.vptr, e.kind = unsafe.Pointer(h), kindBytes
 	case *zset:
-		e.val, e.kind = unsafe.Pointer(v), kindZSet
+		e.vptr, e.kind = unsafe.Pointer(v), kindZSet
 	case *hashValue:
-		e.val, e.kind = unsafe.Pointer(v), kindHash
+		e.vptr, e.kind = unsafe.Pointer(v), kindHash
 	case *list:
-		e.val, e.kind = unsafe.Pointer(v), kindList
+		e.vptr, e.kind = unsafe.Pointer(v), kindList
 	case *setValue:
-		e.val, e.kind = unsafe.Pointer(v), kindSet
+		e.vptr, e.kind = unsafe.Pointer(v), kindSet
 	default:
 		p := new(any) // not &val: that would move val to the heap on every call
 		*p = val
-		e.val, e.kind = unsafe.Pointer(p), kindOther
+		e.vptr, e.kind = unsafe.Pointer(p), kindOther
 	}
 }
 

@@ -39,7 +39,7 @@ func TestBgsaveSlicesLargeValues(t *testing.T) {
 		db.add("bigstream", st)
 		db.add("small", []byte("x"))
 		for _, k := range bigValueKeys {
-			require.NotNil(t, rdbSliceOf(db.entry(k).val), "%s of %d members is sliced", k, n)
+			require.NotNil(t, rdbSliceOf(db.entry(k).value()), "%s of %d members is sliced", k, n)
 		}
 		whole = map[string][]byte{}
 		for _, k := range bigValueKeys {
