@@ -55,7 +55,7 @@ func (s *Server) newPreamble() *preamble {
 func (rw *rewrite) captureRDB(it snapItem, db *DB, e *entry, whole bool) int {
 	if v, ok := e.str(); ok {
 		it.isString, it.str = true, v
-	} else if v := rdbSliceOf(e.val); v != nil && !whole {
+	} else if v := rdbSliceOf(e.value()); v != nil && !whole {
 		rw.rdbSlicing = append(rw.rdbSlicing, &rdbCapture{db: db, key: it.key, v: v, expireAt: it.expireAt})
 		return 1
 	} else {
