@@ -40,7 +40,7 @@ func (w *eofWatch) read() {
 	defer close(w.done)
 	var buf [4096]byte
 	for {
-		n, err := w.gc.Conn.Read(buf[:])
+		n, err := w.gc.readRaw(buf[:])
 		if n > 0 {
 			w.gc.bytes.addIn(n)
 			w.gc.held = append(w.gc.held, buf[:n]...)
@@ -70,4 +70,13 @@ func (w *eofWatch) stop() {
 	w.gc.Conn.SetReadDeadline(time.Now())
 	<-w.done
 	w.gc.Conn.SetReadDeadline(time.Time{})
+}
+
+// readRaw reads the socket without telling the arrival order that the connection
+// is back to reading (order.go): it is not, it is blocked.
+func (c *guardConn) readRaw(p []byte) (int, error) {
+	if oc, ok := c.Conn.(*orderConn); ok {
+		return oc.readQuiet(p)
+	}
+	return c.Conn.Read(p)
 }

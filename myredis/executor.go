@@ -20,20 +20,14 @@ type job struct {
 	c   *Client
 	seq uint64 // the batch's number: the executor runs it only if c.claim still holds it
 	fn  func() // a server task (active expiry, timeouts, AOF) when c is nil
+	ts  int64  // when the kernel received the batch (unix ns; 0: unknown), see order.go
 }
 
 // runExecutor runs jobs until the jobs channel closes. This is the executor goroutine.
 func (s *Server) runExecutor() {
 	defer close(s.executorDone)
 	for {
-		var j job
-		var ok bool
-		select {
-		case j, ok = <-s.jobs:
-		default: // nothing to do: Redis's beforeSleep
-			s.activeExpireFast()
-			j, ok = <-s.jobs
-		}
+		j, ok := s.nextJob() // order.go
 		if !ok {
 			return
 		}
@@ -619,6 +613,9 @@ func (s *Server) waitBlocked(c *Client, conn redcon.Conn, deadline time.Time) bo
 		return false
 	case <-s.quit:
 		return false
+	}
+	if len(c.pending) == 0 { // the handler returns after this reply (order.go)
+		orderOf(c).returning()
 	}
 	if !c.pushReply(c.blockOut.Bytes()) {
 		writeReplyNow(conn, &c.blockOut, true) // the rest of the batch may wait again

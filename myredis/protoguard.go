@@ -85,7 +85,8 @@ func (l *liveSettings) set(cfg Config) {
 type guardListener struct {
 	net.Listener
 	limits *liveSettings
-	bytes  *netCounters // INFO total_net_input_bytes / output
+	bytes  *netCounters  // INFO total_net_input_bytes / output
+	order  *arrivalOrder // nil: no arrival times (TLS)
 }
 
 func (l guardListener) Accept() (net.Conn, error) {
@@ -94,7 +95,7 @@ func (l guardListener) Accept() (net.Conn, error) {
 		return nil, err
 	}
 	setKeepAlive(c, l.limits.keepAlive.Load())
-	gc := &guardConn{Conn: c, bytes: l.bytes, fd: socketFD(c)}
+	gc := &guardConn{Conn: l.order.wrap(c), bytes: l.bytes, fd: socketFD(c)} // order.go
 	gc.g.limits = l.limits
 	gc.g.authed = &gc.authed
 	return gc, nil

@@ -28,6 +28,7 @@ type Server struct {
 	dbs   []*DB
 
 	jobs         chan job
+	order        arrivalOrder // runs client jobs in the order their bytes arrived (order.go)
 	quit         chan struct{}
 	executorDone chan struct{}
 	rc           *redcon.Server
@@ -163,6 +164,7 @@ func New(cfg Config, opts ...Option) *Server {
 	if cfg.Workers > 1 { // demonstration mode, see workers.go
 		s.startWorkers(cfg.Workers)
 	} else {
+		s.startOrder() // order.go
 		go s.runExecutor()
 	}
 	return s
@@ -212,7 +214,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	go s.activeExpireLoop()
 	go s.clientsCron()
 	go s.trimLoop()
-	err := rc.Serve(guardListener{ln, &s.live, &s.net})
+	err := rc.Serve(guardListener{ln, &s.live, &s.net, &s.order})
 	if errors.Is(err, net.ErrClosed) {
 		return nil
 	}
@@ -248,10 +250,10 @@ func (s *Server) Close() error {
 		err = rc.Close()
 		ln.Close() // in case redcon had not started accepting yet
 	}
-	s.closeTLS()          // tls.go
-	s.migrate.closeAll()  // migrate_conn.go
-	s.scriptGuard.abort() // a script that never ends would hold the executor
-	s.submit(func() {})   // let in-flight jobs finish
+	s.closeTLS()           // tls.go
+	s.migrate.closeAll()   // migrate_conn.go
+	s.scriptGuard.abort()  // a script that never ends would hold the executor
+	s.submit(s.order.stop) // let in-flight jobs finish; order.go's descriptors
 	for _, h := range s.closeHooks {
 		h()
 	}
@@ -309,6 +311,9 @@ func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
 	c.cmds = append(c.cmds[:0], cmd)
 	c.cmds = append(c.cmds, conn.ReadPipeline()...)
 	wrote := false // replies were handed to redcon's buffer in this call
+	oc := orderOf(c)
+	defer oc.returning() // whatever happened, the bytes read are not waited for (order.go)
+	ts := oc.arrival()
 	for {
 		c.out.Reset()
 		busy := s.scriptGuard.busySignal()
@@ -319,11 +324,13 @@ func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
 		c.seq++
 		c.claim.Store(c.seq)
 		select {
-		case s.jobs <- job{c: c, seq: c.seq}:
+		case s.jobs <- job{c: c, seq: c.seq, ts: ts}:
 		case <-s.quit:
 			conn.Close()
 			return
 		}
+		oc.queued()
+		ts = 0 // the rest of a blocked batch runs when it is woken, untimed
 		select {
 		case <-c.done:
 		case <-busy:
@@ -337,6 +344,7 @@ func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
 			<-c.done
 		}
 		if c.replica != nil && c.replica.attached { // SYNC or PSYNC made it a replica
+			oc.detach()              // order.go
 			s.detachReplica(c, conn) // replication.go
 			return
 		}
@@ -350,6 +358,9 @@ func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
 			// straight to the socket so far, see waitBlocked)
 			writeReplyNow(conn, &c.out, true)
 		} else {
+			if !c.closing {
+				oc.returning() // the client may answer at once: read it (order.go)
+			}
 			writeReply(conn, &c.out, !wrote)
 		}
 		wrote = true

@@ -234,7 +234,7 @@ func (s *Server) ListenTLS() error {
 	s.tls = st
 	s.mu.Unlock()
 	tl := &tlsListener{Listener: ln, st: st, limits: &s.live}
-	go st.rc.Serve(guardListener{tl, &s.live, &s.net})
+	go st.rc.Serve(guardListener{tl, &s.live, &s.net, nil})
 	return nil
 }
 
