@@ -74,6 +74,10 @@ func cmdDebug(x *Ctx) {
 		debugObject(x)
 	case sub == "reload":
 		debugReload(x)
+	case sub == "digest" && n == 2:
+		debugDigest(x) // digest.go
+	case sub == "digest-value":
+		debugDigestValue(x)
 	default:
 		x.w.Errorf(msgSubcommandSyntax, x.arg(1), "DEBUG")
 	}

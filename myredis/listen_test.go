@@ -140,3 +140,23 @@ func TestCommandLookupCachePerClient(t *testing.T) {
 		}
 	}
 }
+
+// DEBUG DIGEST-VALUE of a sorted set equals the one redis-server 7.0.15 gave
+// for the same ZADD (the differential suite testdata/compat/debug compares
+// every type against a live redis-server).
+func TestDigestValueKnown(t *testing.T) {
+	cfg := myredis.DefaultConfig()
+	cfg.Dir = t.TempDir()
+	if err := cfg.Set("enable-debug-command", "yes"); err != nil {
+		t.Fatal(err)
+	}
+	_, addr := redistest.StartMyRedisConfig(t, cfg)
+	c := redistest.Dial(t, addr)
+	if got := c.Do("DEBUG", "DIGEST"); got != "+"+strings.Repeat("0", 40)+"\r\n" {
+		t.Fatalf("empty dataset: %q", got)
+	}
+	c.Do("ZADD", "z", "1", "a", "2.5", "b")
+	if got := c.Do("DEBUG", "DIGEST-VALUE", "z"); got != "*1\r\n+c45c5b051acd64070e5ed1a949939d5145f806c5\r\n" {
+		t.Fatalf("DEBUG DIGEST-VALUE z: %q", got)
+	}
+}
