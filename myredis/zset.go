@@ -549,6 +549,9 @@ func (z *zset) scoreOf(member string) (float64, bool) {
 		s, ok := m[member]
 		return s, ok
 	}
+	if z.tree.packed() {
+		return z.tree.packFind(member)
+	}
 	var s float64
 	found := false
 	z.tree.ascend(0, func(it zItem) bool {

@@ -48,6 +48,31 @@ func packScore(p []byte, off int) (float64, int) {
 	return float64(int64(z>>1) ^ -int64(z&1)), off + k
 }
 
+// packFind returns member's score in the pack: one pass that skips a score
+// without decoding it unless its member matches (ZSCORE, ZADD's lookup).
+func (t *ztree) packFind(member string) (float64, bool) {
+	p := t.packBytes()
+	for off := 0; off < len(p); {
+		at := off
+		if p[off]&1 == 1 { // a float: the uvarint 1 and 8 bytes
+			off += 9
+		} else {
+			for p[off] >= 0x80 {
+				off++
+			}
+			off++
+		}
+		l, k := binary.Uvarint(p[off:])
+		m := off + k
+		off = m + int(l)
+		if int(l) == len(member) && string(p[m:off]) == member {
+			score, _ := packScore(p, at)
+			return score, true
+		}
+	}
+	return 0, false
+}
+
 // zsetSmallValue is the longest member the small form keeps.
 var zsetSmallValue = 64
 
