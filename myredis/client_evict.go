@@ -87,6 +87,27 @@ func (s *Server) clientMemAfterBatch(c *Client) {
 	s.evictClients()
 }
 
+// evictsCaller runs client eviction before a command's key eviction, as
+// Redis's processCommand (evictClients, then performEvictions): clients whose
+// buffers pass maxmemory-clients go before any key does. c is measured first,
+// with the command's arguments (Redis's argv-mem); it reports whether c itself
+// was evicted, in which case the command is not run and gets no reply. Runs on
+// the executor.
+func (s *Server) evictsCaller(c *Client, args [][]byte) bool {
+	if s.clientEvictLimit() == 0 {
+		return false
+	}
+	was := c.closing
+	now := clientMemAll(c)
+	for _, a := range args {
+		now += int64(len(a))
+	}
+	s.cev.total += now - c.memCounted
+	c.memCounted = now // measured again without the arguments after the batch
+	s.evictClients()
+	return !was && c.closing
+}
+
 // clientEvictCron sums every client's memory afresh and evicts if needed.
 func (s *Server) clientEvictCron() {
 	if s.clientEvictLimit() == 0 {

@@ -1,6 +1,7 @@
 package myredis_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -46,4 +47,31 @@ func TestClientEvictionOff(t *testing.T) {
 	}
 	mustDo(t, big, array(ok, ok, ok, ok), "EXEC")
 	waitField(t, c, "stats", "evicted_clients", "0")
+}
+
+// TestClientEvictedBeforeKeys: a request whose query buffer takes both the
+// clients past maxmemory-clients and used_memory past maxmemory closes its
+// client before any key is evicted, as Redis's processCommand runs
+// evictClients before performEvictions. (Evicting keys first would have taken
+// keys for memory that the client's eviction gives back anyway.)
+func TestClientEvictedBeforeKeys(t *testing.T) {
+	c, _, addr := start(t)
+	mustDo(t, c, ok, "CONFIG", "SET", "maxmemory-policy", "allkeys-random")
+	for i := range 100 {
+		mustDo(t, c, ok, "SET", "key:"+strconv.Itoa(i), strings.Repeat("v", 1000))
+	}
+	used := infoInt(t, c, "used_memory")
+	mustDo(t, c, ok, "CONFIG", "SET", "maxmemory", strconv.FormatInt(used+64<<10, 10))
+	mustDo(t, c, ok, "CONFIG", "SET", "maxmemory-clients", "128kb")
+
+	big := redistest.Dial(t, addr)
+	sendCmds(t, big, []string{"SET", "big", strings.Repeat("x", 256<<10)})
+	if data, closed := big.ReadAll(30 * time.Second); !closed || data != "" {
+		t.Fatalf("the client past maxmemory-clients: got %q closed=%v, want no reply and a close", data, closed)
+	}
+	waitField(t, c, "stats", "evicted_clients", "1")
+	if n := infoInt(t, c, "evicted_keys"); n != 0 {
+		t.Fatalf("%d keys evicted before the client was", n)
+	}
+	mustDo(t, c, num(100), "DBSIZE")
 }

@@ -227,6 +227,9 @@ func (s *Server) call(c *Client, args [][]byte, w *Writer) {
 	if !c.user.unrestricted && !s.aclCheckCall(c, cmd, args, w) { // acl_check.go
 		return
 	}
+	if s.evictsCaller(c, args) { // client_evict.go: evicted by maxmemory-clients, no reply
+		return
+	}
 	if s.cfg.MaxMemory > 0 && c != s.repl.mc && s.maxmemoryRefuses(c, cmd) { // maxmemory.go
 		s.reject(c, cmd, w, msgOOM)
 		return
