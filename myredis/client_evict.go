@@ -97,6 +97,13 @@ func (s *Server) evictsCaller(c *Client, args [][]byte) bool {
 	if s.clientEvictLimit() == 0 {
 		return false
 	}
+	if s.cfg.MaxMemory > 0 && s.usedMemoryNow() > int64(s.cfg.MaxMemory) {
+		// keys are about to go: other clients' buffers may have grown since
+		// their last batch (a dead client's unfinished request), so every
+		// client is measured afresh first, as Redis keeps each one's usage
+		// current while it reads
+		s.clientEvictResum()
+	}
 	was := c.closing
 	now := clientMemAll(c)
 	for _, a := range args {
@@ -113,6 +120,12 @@ func (s *Server) clientEvictCron() {
 	if s.clientEvictLimit() == 0 {
 		return
 	}
+	s.clientEvictResum()
+	s.evictClients()
+}
+
+// clientEvictResum sums every client's memory afresh. Runs on the executor.
+func (s *Server) clientEvictResum() {
 	s.mu.Lock()
 	var total int64
 	for _, c := range s.clients {
@@ -121,7 +134,6 @@ func (s *Server) clientEvictCron() {
 	}
 	s.mu.Unlock()
 	s.cev.total = total
-	s.evictClients()
 }
 
 // clientEvictForget takes a closed client's share off the total.
@@ -153,6 +165,11 @@ func (s *Server) evictClients() {
 		s.log.Info("evicting client", "client", strings.TrimSuffix(c.info(s.clock.Now()), "\n"))
 		s.cev.evicted++
 		s.clientEvictForget(c)
+		// its memory leaves used_memory now, as Redis frees the client at
+		// once: key eviction right after must not count it
+		if s.overheadMem.Add(-clientMem(c)) < 0 { // it had grown since the last sum
+			s.overheadMem.Store(0)
+		}
 		c.closing = true
 		c.conn.NetConn().Close() // redcon's reader fails and closes the client
 	}

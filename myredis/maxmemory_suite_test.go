@@ -4,9 +4,9 @@ package myredis_test
 // server (every block is tagged external:skip), so the suite runner cannot
 // count it; its tests are ported here, beside maxmemory_test.go (which has
 // "is the memory limit honoured", "only allkeys-* should remove non-volatile
-// keys" and "volatile-* should only remove volatile keys"). Not ported: the
-// client-eviction variants (with maxmemory-clients 3mb MyRedis still evicts
-// keys before it closes clients, where Redis closes the clients only), the replica
+// keys" and "volatile-* should only remove volatile keys"). The dead clients'
+// query buffer test runs in both variants (client eviction off and on); not
+// ported: the pub/sub and MGET client-eviction variants, the replica
 // buffer tests (no replication), and "eviction due to output buffers of many
 // MGET clients": MyRedis reads a client's next requests only once the
 // replies of the last ones went to its socket, so a client that does not
@@ -337,4 +337,33 @@ func lruTestRun(t *testing.T, c *redistest.Conn, ttl bool) float64 {
 	}
 	t.Logf("%d keys filled maxmemory, %d added", inserted, id-firstMax)
 	return errors * 100 / maxErr
+}
+
+// TestMaxmemoryClientEvictionForQueryBuffers is "eviction due to input buffer
+// of a dead client, client eviction: true": with maxmemory-clients 3mb the
+// dead clients are closed and no key is evicted.
+func TestMaxmemoryClientEvictionForQueryBuffers(t *testing.T) {
+	c, addr, _ := clientBufferEviction(t)
+	mustDo(t, c, ok, "CONFIG", "SET", "maxmemory-clients", "3mb")
+	arg := "$1000\r\n" + strings.Repeat("x", 1000) + "\r\n"
+	for range 30 {
+		rd := redistest.Dial(t, addr)
+		if err := rd.Write([]byte("*250\r\n" + strings.Repeat(arg, 249))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for infoInt(t, c, "evicted_clients") == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	// let the readers finish reading what was sent, then look again
+	time.Sleep(500 * time.Millisecond)
+	c.Do("DBSIZE")
+	if n := infoInt(t, c, "evicted_clients"); n == 0 {
+		t.Fatal("30 clients holding 249 KB of query buffer each: no client evicted")
+	}
+	if n := infoInt(t, c, "evicted_keys"); n != 0 {
+		t.Fatalf("%d keys evicted; the clients' buffers should have gone first", n)
+	}
+	mustDo(t, c, ":50\r\n", "DBSIZE")
 }

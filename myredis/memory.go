@@ -224,7 +224,9 @@ func (s *Server) memoryCron() {
 	s.mu.Lock()
 	var sum int64
 	for _, c := range s.clients {
-		sum += clientMem(c)
+		if !c.closing { // an evicted client's memory is given back at once (client_evict.go)
+			sum += clientMem(c)
+		}
 	}
 	s.mu.Unlock()
 	s.overheadMem.Store(sum)
