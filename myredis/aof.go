@@ -79,6 +79,8 @@ type aof struct {
 	rewriting bool            // a rewrite runs (until its file switch is done)
 	scheduled bool            // BGREWRITEAOF asked for inside MULTI or a script: start at the next tick
 	closed    bool
+	waiting   bool      // turned on at run time, the first rewrite not done yet (aof_switch.go)
+	waitFile  string    // while waiting: the file the writer writes, dropped after the switch
 	nextAuto  time.Time // no automatic rewrite before (after a failed one)
 
 	rewrites       int64
@@ -128,14 +130,7 @@ func openAOF(s *Server) error {
 		// the AOF's order is the executor's order; several workers have none
 		return errors.New("aof: appendonly yes needs --workers 1")
 	}
-	a := &aof{
-		s:        s,
-		path:     filepath.Join(s.cfg.Dir, s.cfg.AppendFilename),
-		selected: -1,
-		wake:     make(chan struct{}, 1),
-		stopped:  make(chan struct{}),
-	}
-	a.policy.Store(fsyncPolicy(s.cfg.AppendFsync))
+	a := newAOF(s)
 	if err := os.MkdirAll(s.cfg.Dir, 0o755); err != nil {
 		return fmt.Errorf("aof: %w", err)
 	}
@@ -164,21 +159,43 @@ func openAOF(s *Server) error {
 	a.file.Store(f)
 	a.curSize.Store(st.size)
 	a.baseSize.Store(st.size)
-	s.submit(func() {
-		a.lastSave = s.clock.Now()
-		a.dirtyAtSave = s.dirty
-		s.hooks = append(s.hooks, a.feed)
-		s.wrapHooks = append(s.wrapHooks, a.wrap)
-		s.configHooks = append(s.configHooks, a.configChanged)
-		s.persistenceInfo = a.info
-		s.holdReply = a.hold
-		s.closeHooks = append(s.closeHooks, a.close)
-		s.aof = a
-	})
+	s.submit(a.install)
+	a.run()
+	return nil
+}
+
+func newAOF(s *Server) *aof {
+	a := &aof{
+		s:        s,
+		path:     filepath.Join(s.cfg.Dir, s.cfg.AppendFilename),
+		selected: -1,
+		wake:     make(chan struct{}, 1),
+		stopped:  make(chan struct{}),
+	}
+	a.policy.Store(fsyncPolicy(s.cfg.AppendFsync))
+	return a
+}
+
+// install makes a the server's AOF: its hooks start receiving the writes. Runs on
+// the executor.
+func (a *aof) install() {
+	s := a.s
+	a.lastSave = s.clock.Now()
+	a.dirtyAtSave = s.dirty
+	s.hooks = append(s.hooks, a.feed)
+	s.wrapHooks = append(s.wrapHooks, a.wrap)
+	s.configHooks = append(s.configHooks, a.configChanged)
+	s.persistenceInfo = a.info
+	s.holdReply = a.hold
+	s.closeHooks = append(s.closeHooks, a.close)
+	s.aof = a
+}
+
+// run starts the AOF's goroutines.
+func (a *aof) run() {
 	go a.writer()
 	go a.syncer()
 	go a.cron()
-	return nil
 }
 
 // --- the executor side ---
@@ -490,6 +507,8 @@ func (a *aof) cron() {
 	for {
 		select {
 		case <-a.s.quit:
+			return
+		case <-a.stopped: // CONFIG SET appendonly no (aof_switch.go)
 			return
 		case <-t.C:
 			select {

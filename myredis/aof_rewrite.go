@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/redcon"
@@ -322,12 +323,25 @@ func (a *aof) scanStep(rw *rewrite) (items []snapItem, done bool, err error) {
 	return items, rw.dbIdx >= len(a.s.dbs) && len(rw.slicing) == 0 && len(rw.rdbSlicing) == 0, rw.err
 }
 
-var errRewriteAborted = errors.New("aof rewrite aborted: the server is shutting down")
+var errRewriteAborted = errors.New("aof rewrite aborted: the server is shutting down or the AOF was turned off")
+
+// rewriteSeq numbers the rewrites' temp files: a rewrite aborted by CONFIG SET
+// appendonly no may still be writing its file when the next one starts.
+var rewriteSeq atomic.Int64
+
+// rewriteTempName is Redis's temp-rewriteaof-bg-<pid>.aof, with a sequence number
+// after the first.
+func rewriteTempName() string {
+	if n := rewriteSeq.Add(1); n > 1 {
+		return fmt.Sprintf("temp-rewriteaof-bg-%d-%d.aof", os.Getpid(), n)
+	}
+	return fmt.Sprintf("temp-rewriteaof-bg-%d.aof", os.Getpid())
+}
 
 // rewriteInBackground writes the new file and has the writer switch to it. Runs on
 // its own goroutine; each access to the data is an executor job.
 func (a *aof) rewriteInBackground(rw *rewrite) error {
-	tmp := filepath.Join(filepath.Dir(a.path), fmt.Sprintf("temp-rewriteaof-bg-%d.aof", os.Getpid()))
+	tmp := filepath.Join(filepath.Dir(a.path), rewriteTempName())
 	f, err := os.Create(tmp)
 	if err != nil {
 		return err
@@ -422,13 +436,18 @@ func (a *aof) rewriteDone(rw *rewrite, err error) {
 	a.lastRewriteDur = time.Since(a.rewriteStarted)
 	switch {
 	case errors.Is(err, errRewriteAborted):
-		a.s.log.Info("aof rewrite stopped by the shutdown")
+		a.s.log.Info("aof rewrite stopped")
+		return
+	case err != nil && a.waiting:
+		a.s.log.Error("aof rewrite failed; the AOF is not on yet, retrying", "err", err)
+		a.nextAuto = time.Now().Add(5 * time.Second)
 		return
 	case err != nil:
 		a.s.log.Error("aof rewrite failed; the old file stays in use", "err", err)
 		a.nextAuto = time.Now().Add(10 * time.Second)
 		return
 	}
+	a.switchedOn()
 	a.lastSave = a.s.clock.Now()
 	a.dirtyAtSave = rw.dirty
 	a.s.log.Info("aof rewrite done", "path", a.path, "bytes", a.baseSize.Load(),
@@ -453,6 +472,12 @@ func (a *aof) maybeRewrite() {
 	if a.scheduled {
 		a.scheduled = false
 		a.startRewrite()
+		return
+	}
+	if a.waiting { // turned on at run time, its first rewrite failed (aof_switch.go)
+		if !time.Now().Before(a.nextAuto) {
+			a.startRewrite()
+		}
 		return
 	}
 	perc := a.s.cfg.AutoAOFRewritePercentage

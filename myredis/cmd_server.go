@@ -301,7 +301,7 @@ func configGetNames(params map[string]func() string, args [][]byte) map[string]s
 var runtimeSettable = map[string]bool{
 	"requirepass": true, "maxclients": true, "hz": true, "loglevel": true,
 	"list-max-listpack-size": true, "list-max-ziplist-size": true, "list-compress-depth": true,
-	"appendfsync": true, "save": true, "proto-max-bulk-len": true, "maxmemory": true, "timeout": true,
+	"appendonly": true, "appendfsync": true, "save": true, "proto-max-bulk-len": true, "maxmemory": true, "timeout": true,
 	"lua-time-limit": true, "busy-reply-threshold": true, "hll-sparse-max-bytes": true, "active-expire-effort": true,
 	"maxmemory-policy": true, "tcp-keepalive": true, "tracking-table-max-keys": true,
 	"maxmemory-samples": true, "maxmemory-eviction-tenacity": true, "lfu-log-factor": true, "lfu-decay-time": true,
@@ -397,6 +397,12 @@ func (x *Ctx) configSet() {
 	if param, msg := x.s.relisten(names, next); msg != "" { // listen.go
 		x.w.Errorf(msgConfigSetFailed, param, msg)
 		return
+	}
+	if next.AppendOnly != x.s.cfg.AppendOnly { // aof_switch.go
+		if err := x.s.setAppendOnly(next.AppendOnly); err != nil {
+			x.w.Errorf(msgConfigSetFailed, "appendonly", err.Error())
+			return
+		}
 	}
 	x.s.applyConfig(next)
 	x.ok()
