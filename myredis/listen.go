@@ -88,8 +88,9 @@ type portListener struct {
 	closed chan struct{}
 	once   sync.Once
 
-	mu  sync.Mutex
-	lns []net.Listener // the current set
+	mu   sync.Mutex
+	lns  []net.Listener // the current set
+	last net.Addr       // the first listener's address when the set was last replaced
 }
 
 func newPortListener(lns []net.Listener) *portListener {
@@ -103,6 +104,9 @@ func (p *portListener) swap(lns []net.Listener) {
 	p.mu.Lock()
 	old := p.lns
 	p.lns = lns
+	if len(lns) > 0 {
+		p.last = lns[0].Addr()
+	}
 	p.mu.Unlock()
 	for _, ln := range lns {
 		go p.acceptLoop(ln)
@@ -168,12 +172,13 @@ func (p *portListener) Close() error {
 	return nil
 }
 
-// Addr is the first listener's address (nil while none is open).
+// Addr is the first listener's address; once closed, the last one it had
+// (never nil: redcon's Serve reads it, and Close can come first).
 func (p *portListener) Addr() net.Addr {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.lns) == 0 {
-		return nil
+		return p.last
 	}
 	return p.lns[0].Addr()
 }
