@@ -4,7 +4,6 @@ import (
 	"crypto/sha1"
 	"encoding/binary"
 	"encoding/hex"
-	"math"
 	"strconv"
 )
 
@@ -43,17 +42,7 @@ const (
 )
 
 // digestScore formats a score as C's "%.17g".
-func digestScore(f float64) string {
-	switch {
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	case math.IsNaN(f):
-		return "nan"
-	}
-	return strconv.FormatFloat(f, 'g', 17, 64)
-}
+func digestScore(f float64) string { return formatC(f, 'g', 17) }
 
 // digestValue adds e's value (and whether it expires) to d, as Redis's
 // xorObjectDigest. It reports false for a value it has no digest for.

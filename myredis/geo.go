@@ -414,7 +414,11 @@ func formatGeoCoord(f float64) string {
 }
 
 // formatCFloat prints f as C's "%f" (six decimals; "inf", "-inf", "nan").
-func formatCFloat(f float64) string {
+func formatCFloat(f float64) string { return formatC(f, 'f', 6) }
+
+// formatC prints f as C's printf with the given format letter and precision,
+// "inf", "-inf" and "nan" included.
+func formatC(f float64, fmt byte, prec int) string {
 	switch {
 	case math.IsInf(f, 1):
 		return "inf"
@@ -423,5 +427,5 @@ func formatCFloat(f float64) string {
 	case math.IsNaN(f):
 		return "nan"
 	}
-	return strconv.FormatFloat(f, 'f', 6, 64)
+	return strconv.FormatFloat(f, fmt, prec, 64)
 }
