@@ -528,14 +528,7 @@ func (a *aof) close() {
 		a.abortRewrite()
 		a.s.holdReply = nil // nothing is written from here on
 	})
-	a.mu.Lock()
-	a.stopping = true
-	a.mu.Unlock()
-	select {
-	case a.wake <- struct{}{}:
-	default:
-	}
-	<-a.stopped
+	a.stopWriter()
 }
 
 // info is INFO persistence. Runs on the executor.
@@ -596,3 +589,15 @@ func syncDir(dir string) {
 }
 
 var errRewriteRunning = errors.New("background append only file rewriting already in progress")
+
+// stopWriter tells the writer goroutine to finish and waits until it has.
+func (a *aof) stopWriter() {
+	a.mu.Lock()
+	a.stopping = true
+	a.mu.Unlock()
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+	<-a.stopped
+}

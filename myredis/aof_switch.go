@@ -93,14 +93,7 @@ func (a *aof) stopAppendOnly() {
 	s.persistenceInfo = nil
 	s.aof = nil
 	s.setWriteHooks()
-	a.mu.Lock()
-	a.stopping = true
-	a.mu.Unlock()
-	select {
-	case a.wake <- struct{}{}:
-	default:
-	}
-	<-a.stopped
+	a.stopWriter()
 	if a.waiting {
 		os.Remove(a.waitFile)
 	}
