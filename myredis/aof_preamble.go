@@ -48,71 +48,24 @@ func (s *Server) newPreamble() *preamble {
 	return p
 }
 
-// captureRDB appends key's RDB record to rw.items and returns its cost in
-// scan budget; a string is taken by reference and encoded by the rewriter, a
-// large value is queued to be encoded a slice per step unless whole is set
-// (it is about to change). Runs on the executor.
-func (rw *rewrite) captureRDB(it snapItem, db *DB, e *entry, whole bool) int {
-	if v, ok := e.str(); ok {
-		it.isString, it.str = true, v
-	} else if v := rdbSliceOf(e.value()); v != nil && !whole {
-		rw.rdbSlicing = append(rw.rdbSlicing, &rdbCapture{db: db, key: it.key, v: v, expireAt: it.expireAt})
-		return 1
-	} else {
-		w := rdbWriter{compress: rw.pre.compress}
-		if !appendRDBKeyValue(&w, it.key, e.value(), 0) {
-			rw.err = fmt.Errorf("aof rewrite: no RDB encoding for a value of type %T (key %q)", e.value(), it.key)
-			return 1
-		}
-		it.rec = w.b
+// captureRDB captures key's RDB record (rdb_slicer.go) and returns its cost
+// in scan budget. Runs on the executor.
+func (rw *rewrite) captureRDB(db *DB, key string, e *entry, at int64, whole bool) int {
+	cost, err := rw.rdb.capture(db, key, e, at, whole, rw.pre.compress)
+	if err != nil {
+		rw.err = fmt.Errorf("aof rewrite: %w", err)
 	}
-	rw.emitRDB(it)
-	return 1 + len(it.rec)/4096
+	return cost
 }
 
-// emitRDB hands a record to the rewriter, after the value being sliced if any.
-func (rw *rewrite) emitRDB(it snapItem) {
-	if len(rw.rdbSlicing) > 0 {
-		rw.later = append(rw.later, it)
-		return
+// takeRDB moves the RDB records ready for the rewriter into rw.items. Runs on
+// the executor.
+func (rw *rewrite) takeRDB() {
+	for i, it := range rw.rdb.items {
+		rw.items = append(rw.items, snapItem{db: it.db, key: it.key, isString: it.isString, str: it.str, rec: it.rec, expireAt: it.expireAt})
+		rw.rdb.items[i] = rdbItem{}
 	}
-	rw.items = append(rw.items, it)
-}
-
-// rdbSlice encodes the next slice of the first value being sliced (to its
-// end if all is set). Runs on the executor.
-func (rw *rewrite) rdbSlice(all bool) {
-	it, finished := rw.rdbSlicing[0].slice(rw.pre.compress, all)
-	rw.items = append(rw.items, snapItem{db: it.db, key: it.key, rec: it.rec, expireAt: it.expireAt})
-	if finished {
-		rw.rdbSlicing[0] = nil
-		rw.rdbSlicing = rw.rdbSlicing[1:]
-		if len(rw.rdbSlicing) == 0 {
-			rw.items = append(rw.items, rw.later...)
-			rw.later = nil
-		}
-	}
-}
-
-// finishRDBSlicing encodes the rest of dk's value if it is being sliced (a
-// write is about to change it), and reports whether it was. Runs on the executor.
-func (rw *rewrite) finishRDBSlicing(dk dbKey) bool {
-	for i, c := range rw.rdbSlicing {
-		if c.db != dk.db || c.key != dk.key {
-			continue
-		}
-		if i == 0 {
-			rw.rdbSlice(true)
-			return true
-		}
-		// not started: written whole after the values before it
-		rw.rdbSlicing = append(rw.rdbSlicing[:i], rw.rdbSlicing[i+1:]...)
-		w := rdbWriter{compress: rw.pre.compress}
-		appendRDBKeyValue(&w, c.key, c.v, 0)
-		rw.later = append(rw.later, snapItem{db: c.db.id, key: c.key, expireAt: c.expireAt, rec: w.b})
-		return true
-	}
-	return false
+	rw.rdb.items = rw.rdb.items[:0]
 }
 
 // snapshotOut writes the captured keys of a rewrite. Runs on the rewriter.

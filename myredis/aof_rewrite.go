@@ -74,11 +74,8 @@ type rewrite struct {
 	functions []byte
 	// pre is set when the snapshot part is an RDB payload (aof_preamble.go)
 	pre *preamble
-	// rdbSlicing are the large values being encoded a slice per step into the
-	// RDB payload, in order; later is what was captured meanwhile, written
-	// after the last slice (a record must stay whole) (aof_preamble.go)
-	rdbSlicing []*rdbCapture
-	later      []snapItem
+	// rdb captures the RDB payload's records, slicing large values (rdb_slicer.go)
+	rdb rdbSlicer
 }
 
 // snapItem is one key's state at t0.
@@ -150,7 +147,7 @@ func (a *aof) captureBeforeSwap(db1, db2 *DB) {
 // captureBeforeWrite captures dk's t0 state the first time it is about to change.
 func (a *aof) captureBeforeWrite(dk dbKey) {
 	rw := a.rw
-	if rw.finishRDBSlicing(dk) { // (before touched: the scan marked it)
+	if rw.pre != nil && rw.rdb.finish(dk, rw.pre.compress) { // (before touched: the scan marked it)
 		return
 	}
 	if _, ok := rw.touched[dk]; ok {
@@ -176,10 +173,10 @@ func (a *aof) capture(rw *rewrite, db *DB, key string, whole bool) int {
 	if e.hasTTL() && at <= a.s.nowMs() {
 		return 1 // expired: its DEL, if any, is in the buffer
 	}
-	it := snapItem{db: db.id, key: key, expireAt: at}
 	if rw.pre != nil {
-		return rw.captureRDB(it, db, e, whole)
+		return rw.captureRDB(db, key, e, at, whole) // aof_preamble.go
 	}
+	it := snapItem{db: db.id, key: key, expireAt: at}
 	switch v := e.value().(type) {
 	case []byte:
 		it.isString, it.str = true, v
@@ -299,8 +296,8 @@ func (a *aof) scanStep(rw *rewrite) (items []snapItem, done bool, err error) {
 	case len(rw.slicing) > 0:
 		a.slice(rw)
 		budget = 0
-	case len(rw.rdbSlicing) > 0:
-		rw.rdbSlice(false) // aof_preamble.go
+	case len(rw.rdb.slicing) > 0:
+		rw.rdb.step(rw.pre.compress, false)
 		budget = 0
 	}
 	for budget > 0 && rw.dbIdx < len(a.s.dbs) {
@@ -319,8 +316,9 @@ func (a *aof) scanStep(rw *rewrite) (items []snapItem, done bool, err error) {
 			rw.dbIdx++
 		}
 	}
+	rw.takeRDB() // aof_preamble.go
 	items, rw.items = rw.items, nil
-	return items, rw.dbIdx >= len(a.s.dbs) && len(rw.slicing) == 0 && len(rw.rdbSlicing) == 0, rw.err
+	return items, rw.dbIdx >= len(a.s.dbs) && len(rw.slicing) == 0 && len(rw.rdb.slicing) == 0, rw.err
 }
 
 var errRewriteAborted = errors.New("aof rewrite aborted: the server is shutting down or the AOF was turned off")

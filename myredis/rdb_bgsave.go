@@ -46,9 +46,7 @@ type bgsave struct {
 	touched   map[dbKey]struct{} // keys captured, or created since t0
 	dbIdx     int                // databases below dbIdx have been scanned
 	cursor    uint64             // SCAN cursor in s.dbs[dbIdx]
-	items     []rdbItem          // captured, not yet taken by the saver
-	slicing   []*rdbCapture      // large values being encoded a slice per step, in order
-	later     []rdbItem          // captured while a value is being sliced: after its last slice
+	rdbSlicer                    // captured, not yet taken by the saver (rdb_slicer.go)
 	err       error              // a value without an RDB encoding
 	dirty     int64              // s.dirty at t0
 	functions []string           // library code at t0
@@ -175,7 +173,7 @@ func (s *Server) bgsaveBeforeSwap(db1, db2 *DB) {
 // bgsaveCapture captures dk's t0 state the first time it is seen. A key not
 // yet captured in a database already scanned did not exist at t0.
 func (s *Server) bgsaveCapture(bg *bgsave, dk dbKey) {
-	if s.bgsaveFinishSlicing(bg, dk) {
+	if bg.finish(dk, bg.compress) {
 		return
 	}
 	if _, ok := bg.touched[dk]; ok {
@@ -199,31 +197,11 @@ func (s *Server) bgsaveEncode(bg *bgsave, db *DB, key string, whole bool) int {
 	if e.hasTTL() && at <= s.nowMs() {
 		return 1
 	}
-	it := rdbItem{db: db.id, key: key, expireAt: at}
-	if v, ok := e.str(); ok {
-		it.isString, it.str = true, v
-	} else if v := rdbSliceOf(e.value()); v != nil && !whole {
-		bg.slicing = append(bg.slicing, &rdbCapture{db: db, key: key, v: v, expireAt: at})
-		return 1
-	} else {
-		w := rdbWriter{compress: bg.compress}
-		if !appendRDBKeyValue(&w, key, e.value(), 0) {
-			bg.err = fmt.Errorf("rdb: no RDB encoding for a value of type %T (key %q)", e.value(), key)
-			return 1
-		}
-		it.rec = w.b
+	cost, err := bg.capture(db, key, e, at, whole, bg.compress)
+	if err != nil {
+		bg.err = fmt.Errorf("rdb: %w", err)
 	}
-	bg.emit(it)
-	return 1 + len(it.rec)/4096
-}
-
-// emit hands a captured record to the saver, after the value being sliced if any.
-func (bg *bgsave) emit(it rdbItem) {
-	if len(bg.slicing) > 0 {
-		bg.later = append(bg.later, it)
-		return
-	}
-	bg.items = append(bg.items, it)
+	return cost
 }
 
 // rdbSliceOf returns v when a BGSAVE encodes it a slice per step.
@@ -253,22 +231,6 @@ func rdbSliceOf(v any) rdbSliceable {
 	return nil
 }
 
-// bgsaveSlice writes the next slice of the first value being sliced (to its
-// end if all is set). Runs on the executor.
-func (s *Server) bgsaveSlice(bg *bgsave, all bool) {
-	c := bg.slicing[0]
-	it, finished := c.slice(bg.compress, all)
-	bg.items = append(bg.items, it)
-	if finished {
-		bg.slicing[0] = nil
-		bg.slicing = bg.slicing[1:]
-		if len(bg.slicing) == 0 {
-			bg.items = append(bg.items, bg.later...)
-			bg.later = nil
-		}
-	}
-}
-
 // slice encodes c's next slice (to its end if all is set): the first one
 // begins the record (type, key, count) and carries the key and its expiry,
 // the others continue it. finished reports the value's end.
@@ -293,33 +255,12 @@ func (c *rdbCapture) slice(compress, all bool) (it rdbItem, finished bool) {
 	return it, end == c.v.rdbSliceLen()
 }
 
-// bgsaveFinishSlicing encodes the rest of dk's value if it is being sliced (a
-// write is about to change it), and reports whether it was. Runs on the executor.
-func (s *Server) bgsaveFinishSlicing(bg *bgsave, dk dbKey) bool {
-	for i, c := range bg.slicing {
-		if c.db != dk.db || c.key != dk.key {
-			continue
-		}
-		if i == 0 {
-			s.bgsaveSlice(bg, true)
-			return true
-		}
-		// not started: written whole after the values before it
-		bg.slicing = append(bg.slicing[:i], bg.slicing[i+1:]...)
-		w := rdbWriter{compress: bg.compress}
-		appendRDBKeyValue(&w, c.key, c.v, 0)
-		bg.later = append(bg.later, rdbItem{db: c.db.id, key: c.key, expireAt: c.expireAt, rec: w.b})
-		return true
-	}
-	return false
-}
-
 // bgsaveStep captures up to rewriteStep keys and hands over what was captured.
 // Runs on the executor.
 func (s *Server) bgsaveStep(bg *bgsave) (items []rdbItem, done bool, err error) {
 	budget := rewriteStep
 	if len(bg.slicing) > 0 {
-		s.bgsaveSlice(bg, false)
+		bg.step(bg.compress, false)
 		budget = 0
 	}
 	for budget > 0 && bg.dbIdx < len(s.dbs) {
