@@ -351,9 +351,23 @@ func cmdConfig(x *Ctx) {
 	case "rewrite":
 		x.configRewrite() // config_rewrite.go
 	case "help":
-		x.w.BulkStrings([]string{"CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-			"GET <pattern>", "SET <directive> <value>", "RESETSTAT", "REWRITE", "HELP"})
+		x.help(configHelp)
 	}
+}
+
+// configHelp is CONFIG HELP's text, as Redis 7.0.15's.
+var configHelp = []string{
+	"CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"GET <pattern>",
+	"    Return parameters matching the glob-like <pattern> and their values.",
+	"SET <directive> <value>",
+	"    Set the configuration <directive> to <value>.",
+	"RESETSTAT",
+	"    Reset statistics reported by the INFO command.",
+	"REWRITE",
+	"    Rewrite the configuration file.",
+	"HELP",
+	"    Prints this help.",
 }
 
 // configSet applies CONFIG SET name value [name value ...] all or nothing, with
