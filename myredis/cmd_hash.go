@@ -435,7 +435,7 @@ func cmdHscan(x *Ctx) {
 		}
 	}
 	next := uint64(0)
-	if h.big != nil {
+	if h.table() != nil {
 		next = h.scan(cursor, count, keep)
 	} else {
 		h.scan(0, h.Len(), keep)

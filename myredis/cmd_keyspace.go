@@ -57,13 +57,14 @@ func (z *zset) copyValue() any {
 
 func (h *hashValue) copyValue() any {
 	c := newHash()
-	if h.big == nil { // a pack is never changed once built: shared
-		c.p, c.plen, c.n = h.p, h.plen, h.n
+	if h.table() == nil { // a pack is never changed once built: shared
+		c.vptr, c.kind = h.vptr, h.kind
 		return c
 	}
-	c.big = newHashTable(h.Len())
+	t := newHashTable(h.Len())
+	c.setTable(t)
 	h.scan(0, h.Len(), func(s hashSlot) {
-		c.big.set([]byte(s.field), s.val) // values are never changed in place: shared
+		t.set([]byte(s.field), s.val) // values are never changed in place: shared
 	})
 	return c
 }

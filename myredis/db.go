@@ -40,7 +40,7 @@ const (
 	kindTag   = 1 << 31
 	kindBytes = kindTag | iota // *[]byte
 	kindZSet                   // *zset
-	kindHash                   // *hashValue
+	kindHash                   // *hashTable, a large hash (hash.go); a small one is kindHashPack
 	kindList                   // *list
 	kindSet                    // *setValue
 	kindOther                  // *any
@@ -64,13 +64,16 @@ func (e *entry) value() any {
 	case kindZSet:
 		return (*zset)(e.vptr)
 	case kindHash:
-		return (*hashValue)(e.vptr)
+		return (*hashValue)(e)
 	case kindList:
 		return (*list)(e.vptr)
 	case kindSet:
 		return (*setValue)(e.vptr)
 	case kindOther:
 		return *(*any)(e.vptr)
+	}
+	if e.kind >= kindHashPack {
+		return (*hashValue)(e)
 	}
 	b, _ := e.str()
 	return b
@@ -89,8 +92,8 @@ func (e *entry) setValue(val any) {
 		e.vptr, e.kind = unsafe.Pointer(h), kindBytes
 	case *zset:
 		e.vptr, e.kind = unsafe.Pointer(v), kindZSet
-	case *hashValue:
-		e.vptr, e.kind = unsafe.Pointer(v), kindHash
+	case *hashValue: // the hash lives in its entry (hash.go): take its value
+		e.vptr, e.kind = v.vptr, v.kind
 	case *list:
 		e.vptr, e.kind = unsafe.Pointer(v), kindList
 	case *setValue:
@@ -218,8 +221,14 @@ func (db *DB) add(key string, val any) {
 }
 
 func (db *DB) insert(key string, val any) {
-	e := &entry{key: key, vpos: -1, lru: db.s.newLRU()}
-	e.setValue(val)
+	var e *entry
+	if h, ok := val.(*hashValue); ok && h.vpos == vposDetached {
+		e = (*entry)(h) // a new hash is its own entry (hash.go)
+		*e = entry{key: key, vptr: e.vptr, kind: e.kind, vpos: -1, lru: db.s.newLRU()}
+	} else {
+		e = &entry{key: key, vpos: -1, lru: db.s.newLRU()}
+		e.setValue(val)
+	}
 	db.dict.add(e)
 	db.measure(e) // memory.go
 	db.touch(key)

@@ -156,7 +156,7 @@ func (z *zset) objectEncoding(l *EncodingLimits) string {
 // and hash-max-listpack-value bytes is a listpack, else a hashtable (Redis never
 // converts back, nor does this).
 func (h *hashValue) objectEncoding(*EncodingLimits) string {
-	if h.big != nil {
+	if h.table() != nil {
 		return "hashtable"
 	}
 	return "listpack"

@@ -31,34 +31,81 @@ import (
 // new pack), so whoever holds a value (a reply being built, an AOF rewrite capture)
 // never sees it change.
 //
-// Size. A ticket hash of the waiting room is one of many keys, so the header is
-// 24 bytes: the pack is held as its first byte and a 32-bit length (a slice
-// header would take 24 bytes alone), and the limits that decide the conversion
-// are passed to set by the caller rather than kept per hash.
-type hashValue struct {
-	p    *byte      // the small form's pack (packBytes); nil when empty or big
-	plen uint32     // the pack's length
-	n    uint32     // fields in the pack
-	big  *hashTable // the large form; nil while small
-}
+// Size. A ticket hash of the waiting room is one of many keys, so a hash has no
+// header of its own: a *hashValue is its key's entry (db.go), whose value
+// pointer holds the small form's pack (kind: kindHashPack and the pack's
+// length) or the *hashTable (kind: kindHash). The pack starts with the field
+// count as a uvarint, as a listpack's header holds its count. The limits that
+// decide the conversion are passed to set by the caller rather than kept per
+// hash.
+//
+// A hash made outside the keyspace (newHash: a command creating its key, the
+// RDB loader, RESTORE, COPY) is an entry of its own, marked detached; the DB
+// adopts that entry as the key's when it inserts the hash (DB.insert), so a
+// new hash costs one object and the handler that created it keeps writing to
+// the key's hash.
+type hashValue entry
+
+// kindHashPack marks a small hash in entry.kind; the pack's length is below it.
+// It lies above the other kinds (kindTag|1...), which are all below 1<<30.
+const kindHashPack = kindTag | 1<<30
+
+// vposDetached is entry.vpos of a hash not in a DB yet (newHash).
+const vposDetached = -2
 
 // hashPackMax is the most bytes a pack may hold: past it the hash converts, as a
-// Redis listpack does past LISTPACK_MAX_SAFETY_SIZE (lpSafeToAdd).
-const hashPackMax = 1 << 30
+// Redis listpack does past LISTPACK_MAX_SAFETY_SIZE (lpSafeToAdd). It leaves
+// room for the count under the 30 bits kind keeps the length in.
+const hashPackMax = 1<<30 - binary.MaxVarintLen64
 
-// packBytes is the small form's pack.
-func (h *hashValue) packBytes() []byte {
-	if h.p == nil {
-		return nil
+// table is the large form, nil while the hash is small.
+func (h *hashValue) table() *hashTable {
+	if h.kind == kindHash {
+		return (*hashTable)(h.vptr)
 	}
-	return unsafe.Slice(h.p, h.plen)
+	return nil
 }
 
-// setPack stores p (its length at most hashPackMax) as the pack of n fields.
-func (h *hashValue) setPack(p []byte, n int) {
-	h.p, h.plen, h.n = nil, 0, uint32(n)
-	if len(p) > 0 {
-		h.p, h.plen = unsafe.SliceData(p), uint32(len(p))
+// raw is the small form's whole pack, count included; nil when empty or big.
+func (h *hashValue) raw() []byte {
+	if h.kind <= kindHashPack || h.vptr == nil {
+		return nil
+	}
+	return unsafe.Slice((*byte)(h.vptr), h.kind&^kindHashPack)
+}
+
+// packBytes is the small form's fields and values, after the count.
+func (h *hashValue) packBytes() []byte {
+	p := h.raw()
+	if p == nil {
+		return nil
+	}
+	_, k := binary.Uvarint(p)
+	return p[k:]
+}
+
+// count is the small form's number of fields.
+func (h *hashValue) count() int {
+	p := h.raw()
+	if p == nil {
+		return 0
+	}
+	n, _ := binary.Uvarint(p)
+	return int(n)
+}
+
+// newPack returns an empty pack of n fields with room for size more bytes:
+// the count is written, the caller appends the fields and values.
+func newPack(n, size int) []byte {
+	p := make([]byte, 0, uvarintLen(n)+size)
+	return binary.AppendUvarint(p, uint64(n))
+}
+
+// setRaw stores p, built by newPack, as the pack; nil empties the hash.
+func (h *hashValue) setRaw(p []byte) {
+	h.vptr, h.kind = nil, kindHashPack
+	if len(p) > 0 && p[0] != 0 {
+		h.vptr, h.kind = unsafe.Pointer(unsafe.SliceData(p)), kindHashPack|uint32(len(p))
 	}
 }
 
@@ -100,26 +147,28 @@ func hashLimits(l *EncodingLimits) (entries, value int64) {
 	return l.HashEntries, l.HashValue
 }
 
-func newHash() *hashValue { return &hashValue{} }
+// newHash returns an empty hash, detached: the DB adopts it as the key's entry
+// when it is added (see hashValue).
+func newHash() *hashValue { return &hashValue{vpos: vposDetached, kind: kindHashPack} }
 
 func (h *hashValue) typeName() string { return "hash" }
 
 // Len is the number of fields.
 func (h *hashValue) Len() int {
-	if h.big != nil {
-		return len(h.big.index)
+	if t := h.table(); t != nil {
+		return len(t.index)
 	}
-	return int(h.n)
+	return h.count()
 }
 
 // memUsage is what Redis would allocate for the hash (memory.go): a listpack
 // while small (the pack's uvarint lengths stand for the listpack's entry
 // headers, plus a back-length byte per element), a dict of sds pairs beyond. O(1).
 func (h *hashValue) memUsage(*EncodingLimits) int64 {
-	if h.big == nil {
-		return robjBytes + jemallocSize(listpackOverhead+int64(h.plen)+2*int64(h.n))
+	if t := h.table(); t != nil {
+		return robjBytes + hashtableMem(t.Len(), t.bytes, true)
 	}
-	return robjBytes + hashtableMem(h.big.Len(), h.big.bytes, true)
+	return robjBytes + jemallocSize(listpackOverhead+int64(len(h.packBytes()))+2*int64(h.count()))
 }
 
 // packEntry is one field and its value inside a pack: their byte ranges.
@@ -160,8 +209,8 @@ func (h *hashValue) find(field []byte) (packEntry, bool) {
 
 // get returns field's value.
 func (h *hashValue) get(field []byte) ([]byte, bool) {
-	if h.big != nil {
-		return h.big.get(field)
+	if t := h.table(); t != nil {
+		return t.get(field)
 	}
 	e, ok := h.find(field)
 	if !ok {
@@ -174,77 +223,82 @@ func (h *hashValue) get(field []byte) ([]byte, bool) {
 // val (a large hash) or a copy (a small one): the caller must not change it
 // afterwards. lim holds the conversion limits (nil: Redis's defaults).
 func (h *hashValue) set(field, val []byte, lim *EncodingLimits) (added bool) {
-	if h.big != nil {
-		return h.big.set(field, val)
+	if t := h.table(); t != nil {
+		return t.set(field, val)
 	}
 	maxEntries, maxValue := hashLimits(lim)
 	e, found := h.find(field)
+	n := h.count()
 	grown := len(h.packBytes()) + uvarintLen(len(val)) + len(val)
 	if !found {
 		grown += uvarintLen(len(field)) + len(field)
 	}
 	if int64(len(field)) > maxValue || int64(len(val)) > maxValue ||
-		!found && int64(h.n)+1 > maxEntries || grown > hashPackMax {
-		h.grow()
-		return h.big.set(field, val)
+		!found && int64(n)+1 > maxEntries || grown > hashPackMax {
+		return h.grow().set(field, val)
 	}
 	old := h.packBytes()
 	if found { // a new pack with the value replaced in place
-		p := make([]byte, 0, len(old)-(e.v1-e.f1)+uvarintLen(len(val))+len(val))
+		p := newPack(n, len(old)-(e.v1-e.f1)+uvarintLen(len(val))+len(val))
 		p = append(p, old[:e.f1]...)
 		p = binary.AppendUvarint(p, uint64(len(val)))
 		p = append(p, val...)
-		h.setPack(append(p, old[e.v1:]...), int(h.n))
+		h.setRaw(append(p, old[e.v1:]...))
 		return false
 	}
-	p := make([]byte, 0, grown)
+	p := newPack(n+1, grown)
 	p = append(p, old...)
 	p = binary.AppendUvarint(p, uint64(len(field)))
 	p = append(p, field...)
 	p = binary.AppendUvarint(p, uint64(len(val)))
-	h.setPack(append(p, val...), int(h.n)+1)
+	h.setRaw(append(p, val...))
 	return true
 }
 
-// grow turns a small hash into a hashTable with the same fields in the same order.
-func (h *hashValue) grow() {
-	t := newHashTable(int(h.n) + 1)
+// grow turns a small hash into a hashTable with the same fields in the same
+// order, and returns the table.
+func (h *hashValue) grow() *hashTable {
+	t := newHashTable(h.count() + 1)
 	p := h.packBytes()
 	for off := 0; off < len(p); {
 		e := nextPackEntry(p, off)
 		t.set(p[e.f0:e.f1], bytes.Clone(p[e.v0:e.v1]))
 		off = e.v1
 	}
-	h.setPack(nil, 0)
-	h.big = t
+	h.setTable(t)
+	return t
 }
+
+// setTable makes t the hash's large form.
+func (h *hashValue) setTable(t *hashTable) { h.vptr, h.kind = unsafe.Pointer(t), kindHash }
 
 // del removes field and reports whether it was there.
 func (h *hashValue) del(field []byte) bool {
-	if h.big != nil {
-		return h.big.del(field)
+	if t := h.table(); t != nil {
+		return t.del(field)
 	}
 	e, ok := h.find(field)
 	if !ok {
 		return false
 	}
-	if h.n == 1 {
-		h.setPack(nil, 0)
+	n := h.count()
+	if n == 1 {
+		h.setRaw(nil)
 		return true
 	}
 	old := h.packBytes()
 	start := e.f0 - uvarintLen(e.f1-e.f0)
-	p := make([]byte, 0, len(old)-(e.v1-start))
+	p := newPack(n-1, len(old)-(e.v1-start))
 	p = append(p, old[:start]...)
-	h.setPack(append(p, old[e.v1:]...), int(h.n)-1)
+	h.setRaw(append(p, old[e.v1:]...))
 	return true
 }
 
 // Range calls fn for every field in order until fn returns false. fn must not
 // change the hash.
 func (h *hashValue) Range(fn func(field string, val []byte) bool) {
-	if h.big != nil {
-		h.big.Range(fn)
+	if t := h.table(); t != nil {
+		t.Range(fn)
 		return
 	}
 	p := h.packBytes()
@@ -270,19 +324,19 @@ func (h *hashValue) at(i int) hashSlot {
 
 // random returns a uniformly random field. The hash must not be empty.
 func (h *hashValue) random() hashSlot {
-	if h.big != nil {
-		return h.big.random()
+	if t := h.table(); t != nil {
+		return t.random()
 	}
-	return h.at(rand.IntN(int(h.n)))
+	return h.at(rand.IntN(h.count()))
 }
 
 // sample returns n distinct random fields (0 < n < Len), in hash order.
 func (h *hashValue) sample(n int) []hashSlot {
-	if h.big != nil {
-		return h.big.sample(n)
+	if t := h.table(); t != nil {
+		return t.sample(n)
 	}
 	out := make([]hashSlot, 0, n)
-	left := int(h.n)
+	left := h.count()
 	h.Range(func(f string, v []byte) bool { // selection sampling, as hashTable.sample
 		if rand.IntN(left) < n-len(out) {
 			out = append(out, hashSlot{field: f, val: v})
@@ -296,8 +350,8 @@ func (h *hashValue) sample(n int) []hashSlot {
 // scan calls fn for up to count fields from cursor on and returns the next cursor,
 // 0 when the walk is done (see hashTable.scan). A small hash is walked whole.
 func (h *hashValue) scan(cursor uint64, count int, fn func(s hashSlot)) uint64 {
-	if h.big != nil {
-		return h.big.scan(cursor, count, fn)
+	if t := h.table(); t != nil {
+		return t.scan(cursor, count, fn)
 	}
 	h.Range(func(f string, v []byte) bool {
 		fn(hashSlot{field: f, val: v})
@@ -453,18 +507,18 @@ func appendHashRewrite(b []byte, key string, h *hashValue) []byte {
 // sliceLen is the number of slots, holes included: the positions an AOF rewrite
 // slices a large hash by.
 func (h *hashValue) sliceLen() int {
-	if h.big != nil {
-		return len(h.big.slots)
+	if t := h.table(); t != nil {
+		return len(t.slots)
 	}
-	return int(h.n)
+	return h.count()
 }
 
 // appendRewrite encodes the fields in slots [from, to) as HMSET commands of
 // hmsetBatch fields each.
 func (h *hashValue) appendRewrite(b []byte, key string, from, to int) []byte {
 	var slots []hashSlot
-	if h.big != nil {
-		slots = h.big.slots[from:to]
+	if t := h.table(); t != nil {
+		slots = t.slots[from:to]
 	} else {
 		h.Range(func(f string, v []byte) bool {
 			slots = append(slots, hashSlot{field: f, val: v})

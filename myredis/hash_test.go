@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // Tests of the hash type against a model: an ordered list of field/value pairs per
@@ -497,3 +498,58 @@ func readBulkArray(t *testing.T, rd *bufio.Reader) []string {
 	}
 	return args
 }
+
+// TestHashLivesInItsEntry checks the layout memory per key rests on (hash.go):
+// a hash created by a command is its key's entry (no header object), holds
+// its pack there until it converts, and COPY, RENAME and RESTORE give keys
+// hashes of their own that later writes to one do not show in the other.
+func TestHashLivesInItsEntry(t *testing.T) {
+	s := New(Config{})
+	defer s.Close()
+	entryOf := func(key string) (e *entry, h *hashValue) {
+		s.submit(func() {
+			e = s.dbs[0].entry(key)
+			h, _ = e.value().(*hashValue)
+		})
+		return e, h
+	}
+	s.Do("HSET", "h", "u", "user-1", "j", "1764650000000")
+	e, h := entryOf("h")
+	if h == nil || unsafe.Pointer(h) != unsafe.Pointer(e) || e.kind&kindHashPack != kindHashPack {
+		t.Fatalf("a new small hash is not its entry: entry %p hash %p kind %#x", e, h, e.kind)
+	}
+	if got := string(s.Do("HLEN", "h")); got != ":2\r\n" {
+		t.Fatalf("HLEN h = %q", got)
+	}
+	s.Do("COPY", "h", "c")
+	s.Do("HSET", "c", "u", "other")
+	s.Do("RENAME", "c", "r")
+	dump := s.Do("DUMP", "h")
+	s.Do("RESTORE", "d", "0", string(dump[bytesIndexCRLF(dump):len(dump)-2]))
+	s.Do("HDEL", "d", "j")
+	for _, c := range []struct{ key, want string }{
+		{"h", "*4\r\n$1\r\nu\r\n$6\r\nuser-1\r\n$1\r\nj\r\n$13\r\n1764650000000\r\n"},
+		{"r", "*4\r\n$1\r\nu\r\n$5\r\nother\r\n$1\r\nj\r\n$13\r\n1764650000000\r\n"},
+		{"d", "*2\r\n$1\r\nu\r\n$6\r\nuser-1\r\n"},
+	} {
+		if got := string(s.Do("HGETALL", c.key)); got != c.want {
+			t.Errorf("HGETALL %s = %q, want %q", c.key, got, c.want)
+		}
+	}
+	for i := range 600 { // past hash-max-listpack-entries (512): the same entry, now a table
+		s.Do("HSET", "h", "f"+strconv.Itoa(i), "v")
+	}
+	e2, h2 := entryOf("h")
+	if e2 != e || h2 == nil || h2.table() == nil || e2.kind != kindHash {
+		t.Fatalf("after converting: entry %p (was %p), kind %#x", e2, e, e2.kind)
+	}
+	if got := string(s.Do("OBJECT", "ENCODING", "h")); got != "$9\r\nhashtable\r\n" {
+		t.Errorf("OBJECT ENCODING h = %q", got)
+	}
+	if got := string(s.Do("HLEN", "h")); got != ":602\r\n" {
+		t.Errorf("HLEN h = %q", got)
+	}
+}
+
+// bytesIndexCRLF is the offset just past a bulk reply's header line.
+func bytesIndexCRLF(b []byte) int { return strings.Index(string(b), "\r\n") + 2 }

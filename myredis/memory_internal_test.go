@@ -40,11 +40,11 @@ func checkPayload(t *testing.T, key string, val any) {
 	var want, got int64
 	switch v := val.(type) {
 	case *hashValue:
-		if v.big == nil {
+		if v.table() == nil {
 			return
 		}
 		v.Range(func(f string, b []byte) bool { want += int64(len(f) + len(b)); return true })
-		got = v.big.bytes
+		got = v.table().bytes
 	case *setValue:
 		if !v.hash {
 			return

@@ -212,7 +212,7 @@ func rdbSliceOf(v any) rdbSliceable {
 			return v
 		}
 	case *hashValue:
-		if v.big != nil && v.sliceLen() > zsetSlice {
+		if v.table() != nil && v.sliceLen() > zsetSlice {
 			return v
 		}
 	case *setValue:

@@ -36,7 +36,7 @@ func appendRDBValue(w *rdbWriter, v any) bool {
 }
 
 func (h *hashValue) appendRDB(w *rdbWriter) byte {
-	if h.big == nil {
+	if h.table() == nil {
 		w.length(uint64(h.Len()))
 		h.Range(func(field string, val []byte) bool {
 			w.str([]byte(field))
@@ -108,7 +108,7 @@ func (h *hashValue) appendRDBHead(w *rdbWriter) byte {
 // appendRDBSlice writes the fields of slots [from, to) of a large hash (a small
 // one is never sliced: appendRDB writes it whole).
 func (h *hashValue) appendRDBSlice(w *rdbWriter, from, to int) {
-	for _, s := range h.big.slots[from:to] {
+	for _, s := range h.table().slots[from:to] {
 		if !s.hole {
 			w.str([]byte(s.field))
 			w.str(s.val)
