@@ -311,7 +311,7 @@ var runtimeSettable = map[string]bool{
 	"key-load-delay": true, "rdb-key-save-delay": true,
 	"acllog-max-len": true, "acl-pubsub-default": true, // acl_server.go
 	"tls-cert-file": true, "tls-key-file": true, "tls-ca-cert-file": true, "tls-ca-cert-dir": true, // tls.go
-	"tls-auth-clients": true, "tls-replication": true, "tls-protocols": true,
+	"tls-auth-clients": true, "tls-replication": true, "tls-protocols": true, "tls-port": true, // listen.go moves it
 }
 
 // hiddenConfigs are Redis's HIDDEN_CONFIG settings: CONFIG GET shows them only
@@ -404,11 +404,12 @@ func (x *Ctx) configSet() {
 			return
 		}
 	}
-	if msg := x.s.checkTLSConfig(next); msg != "" { // tls.go
-		x.w.Errorf(msgConfigSetFailed, names[0], msg)
+	tlsCfg, param, msg := x.s.checkTLSConfig(names, next) // tls.go
+	if msg != "" {
+		x.w.Errorf(msgConfigSetFailed, param, msg)
 		return
 	}
-	if param, msg := x.s.relisten(names, next); msg != "" { // listen.go
+	if param, msg := x.s.relisten(names, next, tlsCfg); msg != "" { // listen.go
 		x.w.Errorf(msgConfigSetFailed, param, msg)
 		return
 	}
@@ -418,6 +419,7 @@ func (x *Ctx) configSet() {
 			return
 		}
 	}
+	x.s.installTLS(tlsCfg) // tls.go
 	x.s.applyConfig(next)
 	x.ok()
 }

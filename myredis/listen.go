@@ -1,6 +1,7 @@
 package myredis
 
 import (
+	"crypto/tls"
 	"errors"
 	"net"
 	"strconv"
@@ -94,7 +95,8 @@ type portListener struct {
 }
 
 func newPortListener(lns []net.Listener) *portListener {
-	p := &portListener{conns: make(chan net.Conn), errs: make(chan error, 1), closed: make(chan struct{})}
+	p := &portListener{conns: make(chan net.Conn), errs: make(chan error, 1), closed: make(chan struct{}),
+		last: &net.TCPAddr{}} // none yet (port 0): an address all the same, redcon reads it
 	p.swap(lns)
 	return p
 }
@@ -183,50 +185,114 @@ func (p *portListener) Addr() net.Addr {
 	return p.lns[0].Addr()
 }
 
-// relisten moves the TCP listeners to next's bind and port when CONFIG SET
-// changed either, before the new settings are installed: on failure it
-// returns the parameter to blame and Redis's message, and nothing changed.
-// Runs on the executor.
-func (s *Server) relisten(names []string, next Config) (param, msg string) {
-	if next.Port == s.cfg.Port && next.Bind == s.cfg.Bind {
+// listenMove is one set of listeners (the plain one or the TLS one) that
+// CONFIG SET moves to another bind or port.
+type listenMove struct {
+	name             string        // "port" or "tls-port": the parameter to blame
+	pl               *portListener // nil: the TLS listener not started yet
+	oldPort, newPort int
+	lns              []net.Listener // opened at the new address
+	failed           bool
+}
+
+// relisten moves the TCP and TLS listeners to next's bind, port and tls-port
+// when CONFIG SET changed any, before the new settings are installed. As
+// Redis's changeListenPort and changeBindAddr it closes the old listeners
+// first (so the two may trade ports) and opens the new; when one cannot be
+// opened it opens the old ones again and returns the parameter to blame and
+// Redis's message: the first of the command's names, in its order, whose apply
+// fails (bind fails for either listener). tlsCfg is the TLS configuration to
+// start a TLS listener with when there is none yet. Runs on the executor.
+func (s *Server) relisten(names []string, next Config, tlsCfg *tls.Config) (param, msg string) {
+	moves := s.listenMoves(next)
+	if len(moves) == 0 {
 		return "", ""
 	}
+	for _, m := range moves {
+		if m.pl != nil {
+			m.pl.swap(nil)
+		}
+	}
+	failed := false
+	for _, m := range moves {
+		if m.newPort == 0 {
+			continue
+		}
+		lns, err := listenAll(next.Bind, m.newPort)
+		if err != nil {
+			s.log.Warn("CONFIG SET: could not listen", "bind", next.Bind, "port", m.newPort, "err", err)
+			m.failed, failed = true, true
+			continue
+		}
+		m.lns = lns
+	}
+	if failed {
+		s.restoreListeners(moves)
+		return listenBlame(names, moves, next.Bind != s.cfg.Bind)
+	}
+	for _, m := range moves {
+		if m.pl != nil {
+			m.pl.swap(m.lns)
+		} else if m.lns != nil {
+			s.startTLSServer(tlsCfg, m.lns) // tls.go
+		}
+	}
+	return "", ""
+}
+
+// listenMoves lists the listener sets next moves: a changed bind moves both.
+func (s *Server) listenMoves(next Config) []*listenMove {
+	rebind := next.Bind != s.cfg.Bind
 	s.mu.Lock()
 	pl, _ := s.ln.(*portListener)
+	var tpl *portListener
+	if s.tls != nil {
+		tpl = s.tls.ln
+	}
 	s.mu.Unlock()
-	if pl == nil {
-		return "", "" // not serving (an embedded server): the settings only
+	var moves []*listenMove
+	if pl != nil && (rebind || next.Port != s.cfg.Port) { // pl nil: an embedded server, settings only
+		moves = append(moves, &listenMove{name: "port", pl: pl, oldPort: s.cfg.Port, newPort: next.Port})
 	}
-	blame, why := "port", msgListenPort
+	old, nw := s.cfg.TLS.Port, next.TLS.Port
+	if (rebind && (old != 0 || nw != 0)) || nw != old {
+		if tpl == nil {
+			old = 0 // not listening yet (tls-port was 0)
+		}
+		moves = append(moves, &listenMove{name: "tls-port", pl: tpl, oldPort: old, newPort: nw})
+	}
+	return moves
+}
+
+// restoreListeners closes what a failed move opened and listens on the old
+// addresses again, as Redis's rollback re-applies the old settings.
+func (s *Server) restoreListeners(moves []*listenMove) {
+	for _, m := range moves {
+		closeAll(m.lns)
+		if m.pl == nil || m.oldPort == 0 {
+			continue
+		}
+		old, err := listenAll(s.cfg.Bind, m.oldPort)
+		if err != nil {
+			s.log.Warn("CONFIG SET: could not listen on the old address again", "port", m.oldPort, "err", err)
+			continue
+		}
+		m.pl.swap(old)
+	}
+}
+
+// listenBlame is the parameter Redis names when moving failed: it applies the
+// command's settings in order, and bind re-listens both sets.
+func listenBlame(names []string, moves []*listenMove, rebind bool) (param, msg string) {
 	for _, n := range names {
-		if n == "bind" && next.Bind != s.cfg.Bind {
-			blame, why = "bind", msgListenBind
-			break
+		if n == "bind" && rebind {
+			return "bind", msgListenBind
 		}
-		if n == "port" && next.Port != s.cfg.Port {
-			break
-		}
-	}
-	if next.Port == 0 { // port 0: no TCP listener, as Redis
-		pl.swap(nil)
-		return "", ""
-	}
-	rebind := next.Bind != s.cfg.Bind
-	if rebind { // the new addresses may share the port with the old: close first
-		pl.swap(nil)
-	}
-	lns, err := listenAll(next.Bind, next.Port)
-	if err != nil {
-		s.log.Warn("CONFIG SET: could not listen", "bind", next.Bind, "port", next.Port, "err", err)
-		if rebind && s.cfg.Port != 0 { // back to the old addresses, as Redis's changeBindAddr
-			if old, err := listenAll(s.cfg.Bind, s.cfg.Port); err == nil {
-				pl.swap(old)
-			} else {
-				s.log.Warn("CONFIG SET: could not listen on the old addresses again", "err", err)
+		for _, m := range moves {
+			if m.name == n && m.failed {
+				return n, msgListenPort
 			}
 		}
-		return blame, why
 	}
-	pl.swap(lns)
-	return "", ""
+	return moves[0].name, msgListenPort
 }

@@ -188,28 +188,51 @@ func loadCAs(file, dir string) (*x509.CertPool, error) {
 }
 
 // tlsState is the running TLS listener. The tls.Config is swapped whole when a
-// tls-* setting changes (CONFIG SET); handshakes read the current one.
+// tls-* setting changes (CONFIG SET); handshakes read the current one, so new
+// connections get new certificates and the ones already open keep theirs, as
+// Redis. CONFIG SET tls-port and bind move ln (listen.go).
 type tlsState struct {
 	cfg atomic.Pointer[tls.Config]
 	rc  *redcon.Server
-	ln  net.Listener
+	ln  *portListener
 }
 
-// checkTLSConfig validates the TLS settings of next before CONFIG SET applies
-// them (Redis's applyTlsCfg); it returns Redis's error text, "" when fine.
-func (s *Server) checkTLSConfig(next Config) string {
+// tlsNamesApplied are the tls-* settings whose change makes Redis configure
+// TLS again (its applyTlsCfg and applyTLSPort): the one named when that fails.
+func tlsBlame(names []string) string {
+	for _, n := range names {
+		if tlsNames[n] && n != "tls-auth-clients" {
+			return n
+		}
+	}
+	return names[0]
+}
+
+// checkTLSConfig builds the TLS configuration of next before CONFIG SET
+// applies it (Redis's applyTlsCfg); it returns nil when TLS is off or
+// unchanged, or Redis's error text and the parameter to blame. The caller
+// installs the configuration (installTLS) once every setting applied.
+func (s *Server) checkTLSConfig(names []string, next Config) (cfg *tls.Config, param, msg string) {
 	if next.TLS == s.cfg.TLS || (next.TLS.Port == 0 && !next.TLS.Replication) {
-		return ""
+		return nil, "", ""
 	}
 	cfg, err := buildTLS(next.TLS)
 	if err != nil {
 		s.log.Warn("tls configuration failed", "err", err)
-		return "Unable to update TLS configuration. Check server logs."
+		return nil, tlsBlame(names), "Unable to update TLS configuration. Check server logs."
 	}
-	if s.tls != nil {
-		s.tls.cfg.Store(cfg)
+	return cfg, "", ""
+}
+
+// installTLS makes cfg the configuration of new TLS connections. Runs on the
+// executor, after CONFIG SET applied every setting.
+func (s *Server) installTLS(cfg *tls.Config) {
+	s.mu.Lock()
+	st := s.tls
+	s.mu.Unlock()
+	if cfg != nil && st != nil {
+		st.cfg.Store(cfg)
 	}
-	return ""
 }
 
 // ListenTLS opens the tls-port listener (when tls-port is set) and serves it in
@@ -226,16 +249,29 @@ func (s *Server) ListenTLS() error {
 	if err != nil {
 		return err
 	}
+	s.startTLSServer(cfg, lns)
+	return nil
+}
+
+// startTLSServer serves TLS connections accepted on lns with cfg, in the
+// background until Close (which closes lns if it came first).
+func (s *Server) startTLSServer(cfg *tls.Config, lns []net.Listener) {
 	ln := newPortListener(lns)
 	st := &tlsState{ln: ln}
 	st.cfg.Store(cfg)
 	st.rc = redcon.NewServer(ln.Addr().String(), s.handle, s.accept, s.closed)
 	s.mu.Lock()
+	select {
+	case <-s.quit:
+		s.mu.Unlock()
+		ln.Close()
+		return
+	default:
+	}
 	s.tls = st
 	s.mu.Unlock()
 	tl := &tlsListener{Listener: ln, st: st, limits: &s.live}
 	go st.rc.Serve(guardListener{tl, &s.live, &s.net, nil})
-	return nil
 }
 
 // TLSAddr is the TLS listener's address, nil without one.
@@ -279,11 +315,8 @@ func (l *tlsListener) Accept() (net.Conn, error) {
 	}}), nil
 }
 
-// serveWithoutTCP runs the server's background loops when only the TLS listener
-// is open (port 0), until Close.
+// serveWithoutTCP serves with no TCP listener when only the TLS one is open
+// (port 0), until Close; CONFIG SET port can open one later.
 func (s *Server) serveWithoutTCP() error {
-	go s.activeExpireLoop()
-	go s.clientsCron()
-	<-s.quit
-	return nil
+	return s.Serve(newPortListener(nil))
 }
