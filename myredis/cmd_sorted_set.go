@@ -21,8 +21,8 @@ func commandsSortedSet() []*command {
 		{name: "zcard", arity: 2, flags: flagReadonly, fn: cmdZcard, firstKey: 1, lastKey: 1},
 		{name: "zscore", arity: 3, flags: flagReadonly, fn: cmdZscore, firstKey: 1, lastKey: 1},
 		{name: "zmscore", arity: -3, flags: flagReadonly, fn: cmdZmscore, firstKey: 1, lastKey: 1},
-		{name: "zrank", arity: -3, flags: flagReadonly, fn: zrankCmd(false), firstKey: 1, lastKey: 1},
-		{name: "zrevrank", arity: -3, flags: flagReadonly, fn: zrankCmd(true), firstKey: 1, lastKey: 1},
+		{name: "zrank", arity: 3, flags: flagReadonly, fn: zrankCmd(false), firstKey: 1, lastKey: 1},
+		{name: "zrevrank", arity: 3, flags: flagReadonly, fn: zrankCmd(true), firstKey: 1, lastKey: 1},
 		{name: "zcount", arity: 4, flags: flagReadonly, fn: cmdZcount, firstKey: 1, lastKey: 1},
 		{name: "zlexcount", arity: 4, flags: flagReadonly, fn: cmdZlexcount, firstKey: 1, lastKey: 1},
 		{name: "zrange", arity: -4, flags: flagReadonly, fn: zrangeCmd(byAuto, dirAuto), firstKey: 1, lastKey: 1},
@@ -307,41 +307,24 @@ func cmdZmscore(x *Ctx) {
 	}
 }
 
-// zrankCmd builds ZRANK and ZREVRANK, with Redis 7.2's WITHSCORE (7.0 has no
-// WITHSCORE and answers it with an arity error).
+// zrankCmd builds ZRANK and ZREVRANK as Redis 7.0 has them: key and member
+// only (WITHSCORE came in 7.2; 7.0's arity check refuses it).
 func zrankCmd(reverse bool) func(*Ctx) {
 	return func(x *Ctx) {
-		if x.nargs() > 4 {
-			x.err(errArity(x.cmd.name))
-			return
-		}
-		withScore := x.nargs() == 4
-		if withScore && !x.argIs(3, "withscore") {
-			x.err(msgSyntax)
-			return
-		}
 		z, ok := x.readZSet(x.arg(1))
 		if !ok {
 			return
 		}
-		var rank int
-		found := false
-		if z != nil {
-			rank, found = z.Rank(x.arg(2), reverse)
-		}
-		switch {
-		case !found && withScore:
-			x.w.NullArray()
-		case !found:
+		if z == nil {
 			x.w.Null()
-		case withScore:
-			s, _ := z.Score(x.arg(2))
-			x.w.Array(2)
-			x.w.Int(int64(rank))
-			x.replyScore(s)
-		default:
-			x.w.Int(int64(rank))
+			return
 		}
+		rank, found := z.Rank(x.arg(2), reverse)
+		if !found {
+			x.w.Null()
+			return
+		}
+		x.w.Int(int64(rank))
 	}
 }
 
