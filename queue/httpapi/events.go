@@ -37,12 +37,18 @@ import (
 //     an event names as admitted is read at once; every other stream's
 //     position is estimated from the events (the admissions counted off) and
 //     sent at the same pace as before, without a store read. Each stream is
-//     still read now and then (every 5 s near the front, otherwise a third of
-//     the ticket TTL, at most a minute), which corrects the estimate for
-//     people who left ahead and keeps the ticket alive. While the
+//     still read now and then (every 5 s near the front, otherwise every
+//     streamPushRead), which corrects the estimate; the hub's holds keep the
+//     tickets alive (holdLoop). While the
 //     subscription is down the hub polls as in poll mode, and when it is back
 //     the streams near the front are read at once (events may have been
 //     missed). A pre-queue stream is always polled (the draw is not an event).
+//     The hub answers due estimates every hubTick (50 ms), no more per tick
+//     than 1.5 times the streams' average need, so the answers of streams
+//     opened together go out spread rather than in bursts of thousands of
+//     stream writes; and a pass that an event woke reads and answers only
+//     the tickets the event named, the ended waits first, so an admitted
+//     page's answer does not queue behind other pages' position updates.
 //   - poll: every stream is read when due (often near the front, rarely far
 //     back, at once for those near the front when this instance admits
 //     someone). Store work grows with the number of open streams.
@@ -52,9 +58,22 @@ import (
 
 const (
 	streamKeepAlive  = 15 * time.Second
-	streamMinCheck   = 250 * time.Millisecond
+	streamMinCheck   = 250 * time.Millisecond // also the period of the hub's store reads of due streams
 	streamMaxCheck   = 5 * time.Second
 	notifyAheadLimit = 100 // streams this close to the front recheck on a local admission
+	// hubTick is how often a push-mode hub answers the streams whose
+	// estimate is due. The estimates are spread over the ticks
+	// (estimateSlack), so a short tick makes small bursts of stream writes
+	// rather than big ones that an admitted page's answer would queue behind
+	// on a busy CPU.
+	hubTick = 50 * time.Millisecond
+	// estimateSlack and estimateFloor bound the estimates one tick answers:
+	// estimateSlack times the waiting streams' average need for the time
+	// since the last tick, plus estimateFloor. Streams left over stay due
+	// (the longest due go first), so streams that opened together, whose
+	// answers would otherwise stay bunched on the same tick, spread out.
+	estimateSlack = 1.5
+	estimateFloor = 16
 	// streamPushRead is, in push mode, the longest time between two store
 	// reads of a stream far from the front: a safety net for its position
 	// estimate only, since the hub's holds keep its ticket alive.
@@ -73,6 +92,8 @@ type sub struct {
 	now    bool         // read at the next tick (an event admitted it; the feed came back)
 	last   queue.Status // last status read; estimates change only its position
 	ch     chan hubAnswer
+	at     int    // its index in hub.subs; -1 when not there
+	named  uint64 // the last event (hub.events) that named its ticket admitted
 }
 
 type hubAnswer struct {
@@ -87,7 +108,8 @@ type hub struct {
 	push    bool          // Config.Events == EventsPush
 	wake    chan struct{} // an event or a subscription change wants a tick now
 	mu      sync.Mutex
-	subs    map[*sub]struct{}
+	subs    []*sub            // every stream, in no order (a slice: the hub scans it on every tick and event)
+	byID    map[string][]*sub // the streams of each ticket
 	running bool
 	lost    atomic.Bool // the events subscription dropped; cleared when it is back
 	// events counts the events received (under mu). A store read that an
@@ -224,7 +246,7 @@ func (s *Server) openStream(rm *room, id string) (*sub, string) {
 	}
 	s.streamCount++
 	s.streamsOf[id]++
-	return &sub{id: id, ch: make(chan hubAnswer, 1)}, ""
+	return &sub{id: id, ch: make(chan hubAnswer, 1), at: -1}, ""
 }
 
 func (s *Server) closeStream(rm *room, sb *sub) {
@@ -250,7 +272,7 @@ func (h *hub) eventCount() uint64 {
 func (h *hub) schedule(sb *sub, st queue.Status, seen uint64) {
 	ahead := streamAhead(st)
 	now := time.Now()
-	next, read := now.Add(h.interval(ahead)), now.Add(h.readEvery(ahead))
+	next, read := now.Add(streamInterval(ahead, h.rm.ticketTTL(context.Background()))), now.Add(h.readEvery(ahead))
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	sb.ahead, sb.due, sb.readAt, sb.last = ahead, next, read, st
@@ -260,22 +282,41 @@ func (h *hub) schedule(sb *sub, st queue.Status, seen uint64) {
 	if h.push {
 		sb.keysAt = now // the stream's first read (StatusHeld) gave its keys HoldKeysLife
 	}
-	h.subs[sb] = struct{}{}
+	h.add(sb)
 	if !h.running {
 		h.running = true
 		go h.run()
 	}
 }
 
-func (h *hub) remove(sb *sub) {
-	h.mu.Lock()
-	delete(h.subs, sb)
-	h.mu.Unlock()
+// add puts sb in the hub's lists; under h.mu.
+func (h *hub) add(sb *sub) {
+	sb.at = len(h.subs)
+	h.subs = append(h.subs, sb)
+	h.byID[sb.id] = append(h.byID[sb.id], sb)
 }
 
-// interval is how long a stream with ahead people in front waits between answers.
-func (h *hub) interval(ahead int64) time.Duration {
-	return min(max(pollAfter(ahead, h.rm.ticketTTL(context.Background()))/2, streamMinCheck), streamMaxCheck)
+// remove takes sb out of the hub, if it is there.
+func (h *hub) remove(sb *sub) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if sb.at < 0 || sb.at >= len(h.subs) || h.subs[sb.at] != sb {
+		return // the stream ended before it was scheduled
+	}
+	last := len(h.subs) - 1
+	h.subs[sb.at], h.subs[last].at = h.subs[last], sb.at
+	h.subs[last], h.subs, sb.at = nil, h.subs[:last], -1
+	if same := slices.DeleteFunc(h.byID[sb.id], func(x *sub) bool { return x == sb }); len(same) > 0 {
+		h.byID[sb.id] = same
+	} else {
+		delete(h.byID, sb.id)
+	}
+}
+
+// streamInterval is how long a stream with ahead people in front waits
+// between answers (ttl: the ticket TTL).
+func streamInterval(ahead int64, ttl time.Duration) time.Duration {
+	return min(max(pollAfter(ahead, ttl)/2, streamMinCheck), streamMaxCheck)
 }
 
 // readEvery is, in push mode, the longest time between two store reads of a
@@ -328,7 +369,7 @@ func (h *hub) hold(ctx context.Context) error {
 	seen := map[string]bool{}
 	var refresh, others []string
 	h.mu.Lock()
-	for sb := range h.subs {
+	for _, sb := range h.subs {
 		if sb.last.State != queue.StateWaiting || seen[sb.id] {
 			continue
 		}
@@ -353,7 +394,7 @@ func (h *hub) hold(ctx context.Context) error {
 		fresh[id] = true
 	}
 	h.mu.Lock()
-	for sb := range h.subs {
+	for _, sb := range h.subs {
 		if fresh[sb.id] {
 			sb.keysAt = now
 		}
@@ -362,10 +403,11 @@ func (h *hub) hold(ctx context.Context) error {
 	return nil
 }
 
-// run is the hub's goroutine: every tick, at once when an event names one
-// of its tickets, and (without a subscription) when this instance admitted
-// someone, it reads the due streams' tickets in one store call, estimates the
-// others, and hands each stream its answer. It stops when no stream is left.
+// run is the hub's goroutine: every tick it reads the due streams' tickets
+// in one store call, estimates the others, and hands each stream its answer;
+// at once when an event names one of its tickets, and (without a
+// subscription) when this instance admitted someone, it reads and answers
+// just the streams concerned. It stops when no stream is left.
 func (h *hub) run() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -374,22 +416,29 @@ func (h *hub) run() {
 		go h.rm.eng.Watch(ctx, h.event, func(ok bool) { h.feed(&up, ok) })
 		go h.holdLoop(ctx)
 	}
-	tick := time.NewTicker(streamMinCheck)
+	tick := time.NewTicker(hubTick)
 	defer tick.Stop()
+	lastTick, lastRead := time.Now(), time.Now()
 	for {
-		changed := false
+		var p hubPass
 		select {
-		case <-tick.C:
+		case now := <-tick.C:
+			p.ticked, lastTick = max(now.Sub(lastTick), time.Nanosecond), now
+			if now.Sub(lastRead) >= streamMinCheck-hubTick/2 {
+				p.reads, lastRead = true, now
+			}
 		case <-h.wake:
 		case <-h.rm.changes():
-			changed = !up.Load() // with a subscription, this instance's rounds come back as events
+			p.changed = !up.Load() // with a subscription, this instance's rounds come back as events
 		case <-h.s.drainCh:
 			h.mu.Lock()
 			h.running = false
 			h.mu.Unlock()
 			return
 		}
-		read, guess := h.due(changed, up.Load())
+		p.up = up.Load()
+		p.ttl = h.rm.ticketTTL(ctx) // read here, not under h.mu (it may ask the store)
+		read, guess := h.due(p)
 		if read == nil && guess == nil {
 			h.mu.Lock()
 			if len(h.subs) == 0 {
@@ -401,9 +450,9 @@ func (h *hub) run() {
 			continue
 		}
 		if read != nil {
-			h.check(read)
+			h.check(read, p.ttl)
 		}
-		h.estimate(guess)
+		h.estimate(guess, p.ttl)
 	}
 }
 
@@ -414,17 +463,21 @@ func (h *hub) run() {
 // the streams near the front read at once and every other one at its next
 // answer, so the store is not asked for every ticket in one call.
 func (h *hub) event(ev queue.Event) {
-	admitted := make(map[string]bool, len(ev.Admitted))
-	for _, id := range ev.Admitted {
-		admitted[id] = true
-	}
 	left := slices.Sorted(slices.Values(ev.Left))
 	n := int64(len(ev.Admitted))
 	wake := false
 	now := time.Now()
 	h.mu.Lock()
 	h.events++
-	for sb := range h.subs {
+	for _, id := range ev.Admitted {
+		for _, sb := range h.byID[id] {
+			sb.now, sb.named, wake = true, h.events, true
+		}
+	}
+	for _, sb := range h.subs {
+		if sb.named == h.events {
+			continue // admitted: read at the next pass, which comes at once
+		}
 		arrival := sb.last.Arrival
 		if sb.last.State != queue.StateWaiting {
 			arrival = 0
@@ -434,7 +487,7 @@ func (h *hub) event(ev queue.Event) {
 			gone, _ = slices.BinarySearch(left, arrival)
 		}
 		switch {
-		case admitted[sb.id], ev.Settings && sb.ahead < notifyAheadLimit,
+		case ev.Settings && sb.ahead < notifyAheadLimit,
 			arrival != 0 && gone < len(left) && left[gone] == arrival: // its own ticket left: read to show why
 			sb.now, wake = true, true
 		case ev.Settings:
@@ -468,7 +521,7 @@ func (h *hub) feed(up *atomic.Bool, ok bool) {
 	lost := h.lost.Swap(false)
 	now := time.Now()
 	h.mu.Lock()
-	for sb := range h.subs {
+	for _, sb := range h.subs {
 		if sb.ahead < notifyAheadLimit {
 			sb.now = true
 		} else if lost {
@@ -486,19 +539,40 @@ func (h *hub) poke() {
 	}
 }
 
+// hubPass is what one pass of the hub's run loop is for.
+type hubPass struct {
+	ticked  time.Duration // a tick, this long after the last one; 0: woken between ticks
+	reads   bool          // a tick that also reads the streams whose store read is due
+	changed bool          // without a subscription: this instance admitted someone
+	up      bool          // the events subscription is established
+	ttl     time.Duration // the ticket TTL
+}
+
 // due returns the streams to read from the store, each ticket once, and
 // those to answer with an estimate (push mode with the subscription up).
-func (h *hub) due(changed, up bool) (read map[string][]*sub, guess []*sub) {
+// A pass between ticks (an event or this instance's admission woke the hub)
+// takes only the streams it was woken for, so their answers go out before
+// any other stream's. A tick takes the streams whose estimate is due, at
+// most estimateSlack times their average need (the longest due first), and
+// every streamMinCheck those whose store read is due.
+func (h *hub) due(p hubPass) (read map[string][]*sub, guess []*sub) {
 	now := time.Now()
+	need := 0.0 // estimates per second the waiting streams take on average
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for sb := range h.subs {
+	for _, sb := range h.subs {
+		waiting := sb.last.State == queue.StateWaiting
+		if p.up && waiting {
+			need += 1 / streamInterval(sb.ahead, p.ttl).Seconds()
+		}
 		switch {
-		case sb.now, changed && sb.ahead < notifyAheadLimit:
-		case now.Before(sb.due):
+		case sb.now, p.changed && sb.ahead < notifyAheadLimit:
+		case p.ticked == 0 || now.Before(sb.due):
 			continue
-		case up && sb.last.State == queue.StateWaiting && now.Before(sb.readAt):
+		case p.up && waiting && now.Before(sb.readAt):
 			guess = append(guess, sb)
+			continue
+		case !p.reads:
 			continue
 		}
 		// Cleared here, not after the read: an event that comes while the
@@ -509,11 +583,22 @@ func (h *hub) due(changed, up bool) (read map[string][]*sub, guess []*sub) {
 		}
 		read[sb.id] = append(read[sb.id], sb)
 	}
-	return read, guess
+	return read, spread(guess, int(need*p.ticked.Seconds()*estimateSlack)+estimateFloor)
 }
 
-// check is the one store read of a tick.
-func (h *hub) check(due map[string][]*sub) {
+// spread returns at most limit of the due estimates, the longest due first;
+// the others stay due for the next tick. Called under hub.mu.
+func spread(guess []*sub, limit int) []*sub {
+	if len(guess) <= limit {
+		return guess
+	}
+	slices.SortFunc(guess, func(a, b *sub) int { return a.due.Compare(b.due) })
+	return guess[:limit]
+}
+
+// check is the one store read of a pass. The answers that end a wait
+// (admitted, expired) are handed out first.
+func (h *hub) check(due map[string][]*sub, ttl time.Duration) {
 	ids := make([]string, 0, len(due))
 	for id := range due {
 		ids = append(ids, id)
@@ -524,7 +609,8 @@ func (h *hub) check(due map[string][]*sub) {
 	cancel()
 	h.s.hubReads.Add(1)
 	now := time.Now()
-	for i, id := range ids {
+	for _, i := range endsFirst(len(ids), sts, err) {
+		id := ids[i]
 		a := hubAnswer{err: err}
 		if err == nil {
 			a.st = sts[i]
@@ -535,7 +621,7 @@ func (h *hub) check(due map[string][]*sub) {
 				sb.due = now.Add(time.Second)
 			} else {
 				sb.ahead, sb.last = streamAhead(a.st), a.st
-				sb.due = now.Add(h.interval(sb.ahead))
+				sb.due = now.Add(streamInterval(sb.ahead, ttl))
 				sb.readAt = now.Add(h.readEvery(sb.ahead))
 				if h.events != seen {
 					sb.readAt = now // an event overtook the read: read again at the next answer
@@ -548,13 +634,28 @@ func (h *hub) check(due map[string][]*sub) {
 	}
 }
 
+// endsFirst is the order in which check hands out the answers to n tickets
+// (sts, or err when the read failed): those that end a wait first.
+func endsFirst(n int, sts []queue.Status, err error) []int {
+	order := make([]int, 0, n)
+	for pass := range 2 {
+		for i := range n {
+			ends := err == nil && sts[i].State != queue.StateWaiting && sts[i].State != queue.StatePreQueue
+			if ends == (pass == 0) {
+				order = append(order, i)
+			}
+		}
+	}
+	return order
+}
+
 // estimate answers streams from their last read and the events since.
-func (h *hub) estimate(subs []*sub) {
+func (h *hub) estimate(subs []*sub, ttl time.Duration) {
 	now := time.Now()
 	for _, sb := range subs {
 		h.mu.Lock()
 		st, ahead := sb.last, sb.ahead
-		sb.due = now.Add(h.interval(ahead))
+		sb.due = now.Add(streamInterval(ahead, ttl))
 		h.mu.Unlock()
 		deliver(sb, hubAnswer{st: h.rm.eng.Moved(context.Background(), st, ahead)})
 	}

@@ -260,7 +260,7 @@ func (s *Server) newRoom(q Queue) (*room, error) {
 	if rm.joinRate == 0 {
 		rm.joinRate = s.cfg.JoinRate
 	}
-	rm.hub = &hub{rm: rm, s: s, subs: map[*sub]struct{}{}, push: s.cfg.Events == EventsPush,
+	rm.hub = &hub{rm: rm, s: s, byID: map[string][]*sub{}, push: s.cfg.Events == EventsPush,
 		wake: make(chan struct{}, 1)}
 	if q.TargetURL != "" {
 		u, err := parseTarget(q.TargetURL)
