@@ -77,18 +77,14 @@ type aof struct {
 	handed    int64           // bytes handed to the writer so far
 	rw        *rewrite        // the running rewrite's executor side, nil when none
 	rewriting bool            // a rewrite runs (until its file switch is done)
-	scheduled bool            // BGREWRITEAOF asked for inside MULTI or a script: start at the next tick
+	detached  bool            // BGREWRITEAOF's rewrite while appendonly is no (aof_detached.go)
 	closed    bool
 	waiting   bool      // turned on at run time, the first rewrite not done yet (aof_switch.go)
 	waitFile  string    // while waiting: the file the writer writes, dropped after the switch
 	nextAuto  time.Time // no automatic rewrite before (after a failed one)
 
-	rewrites       int64
-	lastRewriteOK  bool
-	lastRewriteDur time.Duration
-	rewriteStarted time.Time
-	dirtyAtSave    int64
-	lastSave       time.Time
+	dirtyAtSave int64
+	lastSave    time.Time
 
 	// handed to the writer, under mu
 	mu       sync.Mutex
@@ -531,40 +527,10 @@ func (a *aof) close() {
 	a.stopWriter()
 }
 
-// info is INFO persistence. Runs on the executor.
+// info is INFO persistence's fields of a running AOF, after the rewrite's
+// (aofStats.info). Runs on the executor.
 func (a *aof) info() [][2]string {
-	b01 := func(v bool) string {
-		if v {
-			return "1"
-		}
-		return "0"
-	}
-	status := func(ok bool) string {
-		if ok {
-			return "ok"
-		}
-		return "err"
-	}
-	curRewrite := int64(-1)
-	if a.rewriting {
-		curRewrite = int64(time.Since(a.rewriteStarted) / time.Second)
-	}
-	lastRewrite := int64(-1)
-	if a.rewrites > 0 {
-		lastRewrite = int64(a.lastRewriteDur / time.Second)
-	}
-	return append(append([][2]string{
-		{"loading", "0"},
-		{"async_loading", "0"},
-	}, a.s.rdbInfo()...), [][2]string{
-		{"aof_enabled", "1"},
-		{"aof_rewrite_in_progress", b01(a.rewriting)},
-		{"aof_rewrite_scheduled", b01(a.scheduled)},
-		{"aof_last_rewrite_time_sec", itoa(lastRewrite)},
-		{"aof_current_rewrite_time_sec", itoa(curRewrite)},
-		{"aof_last_bgrewrite_status", status(a.rewrites == 0 || a.lastRewriteOK)},
-		{"aof_rewrites", itoa(a.rewrites)},
-		{"aof_last_write_status", status(a.writeErr.Load() == nil)},
+	return [][2]string{
 		{"aof_current_size", itoa(a.curSize.Load())},
 		{"aof_base_size", itoa(a.baseSize.Load())},
 		{"aof_pending_rewrite", "0"},
@@ -575,7 +541,7 @@ func (a *aof) info() [][2]string {
 		{"aof_fsyncs", itoa(a.fsyncs.Load())},
 		{"aof_group_commits", itoa(a.groups.Load())},
 		{"aof_group_commit_replies", itoa(a.released.Load())},
-	}...)
+	}
 }
 
 // --- files ---

@@ -76,6 +76,8 @@ type rewrite struct {
 	pre *preamble
 	// rdb captures the RDB payload's records, slicing large values (rdb_slicer.go)
 	rdb rdbSlicer
+	// keySaveDelay is rdb-key-save-delay at t0: the rewriter pauses after each key, as Redis's
+	keySaveDelay int
 }
 
 // snapItem is one key's state at t0.
@@ -95,13 +97,16 @@ func (a *aof) startRewrite() error {
 		return errRewriteRunning
 	}
 	a.flush() // the writes so far belong to the old data, not to the buffer
-	rw := &rewrite{touched: make(map[dbKey]struct{}), dirty: a.s.dirty}
+	rw := &rewrite{touched: make(map[dbKey]struct{}), dirty: a.s.dirty, keySaveDelay: a.s.cfg.RDBKeySaveDelay}
 	if a.s.cfg.aofRDBPreamble() {
 		rw.pre = a.s.newPreamble()
 	} else {
 		rw.functions = a.s.functionsRewrite()
 	}
-	a.rw, a.rewriting, a.rewriteStarted = rw, true, time.Now()
+	a.rw, a.rewriting = rw, true
+	st := &a.s.aofrw
+	st.rewrites++ // as Redis, counted when it starts
+	st.started, st.scheduled = time.Now(), false
 	a.selected = -1 // the buffer starts with a SELECT
 	a.s.setWriteHooks()
 	a.s.log.Info("aof rewrite started", "keys", a.keyCount())
@@ -367,6 +372,11 @@ func (a *aof) rewriteInBackground(rw *rewrite) error {
 		if err := out.items(items); err != nil {
 			return fail(err)
 		}
+		if rw.keySaveDelay != 0 {
+			for range items {
+				debugDelay(rw.keySaveDelay) // rdb_file.go
+			}
+		}
 		if done {
 			break
 		}
@@ -388,6 +398,9 @@ func (a *aof) rewriteInBackground(rw *rewrite) error {
 	}
 	if err := fdatasync(f); err != nil {
 		return fail(err)
+	}
+	if a.detached { // appendonly no: the file as it is replaces the AOF file
+		return a.finishDetached(rw, f, tmp) // aof_detached.go
 	}
 	sw := &fileSwitch{f: f, tmp: tmp, result: make(chan error, 1)}
 	a.s.submit(func() {
@@ -429,12 +442,24 @@ func (a *aof) rewriteDone(rw *rewrite, err error) {
 		a.s.setWriteHooks()
 	}
 	a.rewriting = false
-	a.rewrites++
-	a.lastRewriteOK = err == nil
-	a.lastRewriteDur = time.Since(a.rewriteStarted)
-	switch {
-	case errors.Is(err, errRewriteAborted):
+	st := &a.s.aofrw
+	if a.detached && st.detached == a {
+		st.detached = nil
+	}
+	if errors.Is(err, errRewriteAborted) { // as Redis's killed child: no failure
 		a.s.log.Info("aof rewrite stopped")
+		return
+	}
+	st.finished, st.lastDur = true, time.Since(st.started)
+	st.lastErr = err != nil
+	if err != nil {
+		st.failures++
+	} else {
+		st.failures = 0
+	}
+	switch {
+	case err != nil && a.detached:
+		a.s.log.Error("aof rewrite failed", "err", err)
 		return
 	case err != nil && a.waiting:
 		a.s.log.Error("aof rewrite failed; the AOF is not on yet, retrying", "err", err)
@@ -445,11 +470,15 @@ func (a *aof) rewriteDone(rw *rewrite, err error) {
 		a.nextAuto = time.Now().Add(10 * time.Second)
 		return
 	}
+	if a.detached {
+		a.s.log.Info("aof rewrite done (appendonly no)", "path", a.path, "seconds", st.lastDur.Seconds())
+		return
+	}
 	a.switchedOn()
 	a.lastSave = a.s.clock.Now()
 	a.dirtyAtSave = rw.dirty
 	a.s.log.Info("aof rewrite done", "path", a.path, "bytes", a.baseSize.Load(),
-		"seconds", a.lastRewriteDur.Seconds())
+		"seconds", st.lastDur.Seconds())
 }
 
 // abortRewrite stops a running rewrite at shutdown. Runs on the executor.
@@ -467,8 +496,7 @@ func (a *aof) maybeRewrite() {
 	if a.closed || a.rewriting {
 		return
 	}
-	if a.scheduled {
-		a.scheduled = false
+	if a.s.aofrw.scheduled {
 		a.startRewrite()
 		return
 	}

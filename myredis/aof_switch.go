@@ -45,6 +45,7 @@ func (s *Server) startAppendOnly() error {
 		s.log.Error("aof: appendonly yes needs --workers 1")
 		return errors.New(msgAOFOnFailed)
 	}
+	s.stopDetachedRewrite() // Redis kills a rewrite started while off, and starts one now (aof_detached.go)
 	a := newAOF(s)
 	if err := os.MkdirAll(s.cfg.Dir, 0o755); err != nil {
 		s.log.Error("aof: cannot turn on", "err", err)

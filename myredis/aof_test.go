@@ -600,14 +600,7 @@ func TestSaveAndBgrewriteaofWithAOF(t *testing.T) {
 	if got := s2.Do("MGET", "k", "k2"); string(got) != "*2\r\n$1\r\n9\r\n$1\r\nx\r\n" {
 		t.Fatalf("MGET after restart = %q", got)
 	}
-
-	plain := New(DefaultConfig(), WithLogger(quietLogger()))
-	defer plain.Close()
-	for _, cmd := range []string{"BGREWRITEAOF"} {
-		if got := plain.Do(cmd); !bytes.HasPrefix(got, []byte("-ERR appendonly is no")) {
-			t.Errorf("%s without AOF = %q", cmd, got)
-		}
-	}
+	// BGREWRITEAOF with appendonly no: aof_detached_test.go
 }
 
 func TestAOFInfoPersistence(t *testing.T) {

@@ -42,13 +42,17 @@ func cmdBgsave(x *Ctx) {
 func (x *Ctx) startBackgroundRewrite() bool {
 	a := x.s.aof
 	switch {
-	case a == nil:
-		x.err(msgNoAOF)
-	case a.rewriting:
+	case x.s.aofRewriting(): // aof_detached.go
 		x.err(msgRewriteRunning)
-	case a.wrapDepth > 0 || x.inMulti || x.inScript:
-		a.scheduled = true
+	case (a != nil && a.wrapDepth > 0) || x.inMulti || x.inScript:
+		x.s.scheduleRewrite()
 		x.w.Simple("Background append only file rewriting scheduled")
+	case a == nil: // appendonly no: Redis rewrites anyway
+		if err := x.s.startDetachedRewrite(); err != nil {
+			x.err(msgRewriteFailed)
+			return false
+		}
+		return true
 	default:
 		if err := a.startRewrite(); err != nil {
 			x.err("ERR " + err.Error())

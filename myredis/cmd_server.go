@@ -564,16 +564,15 @@ func humanBytes(n uint64) string {
 	return fmt.Sprintf("%dB", n)
 }
 
-// infoPersistence is replaced by the AOF's figures when persistence is on.
+// infoPersistence is the RDB's fields, the AOF rewrite's (kept while the AOF
+// is off, aof_detached.go) and, while it is on, the AOF's.
 func infoPersistence(s *Server) [][2]string {
+	out := append(append([][2]string{{"loading", "0"}, {"async_loading", "0"}}, s.rdbInfo()...),
+		s.aofInfo()...)
 	if s.persistenceInfo != nil {
-		return s.persistenceInfo()
+		out = append(out, s.persistenceInfo()...)
 	}
-	return append(append([][2]string{{"loading", "0"}, {"async_loading", "0"}}, s.rdbInfo()...),
-		[][2]string{
-			{"aof_enabled", "0"},
-			{"aof_rewrite_in_progress", "0"},
-		}...)
+	return out
 }
 
 func infoStats(s *Server) [][2]string {

@@ -137,7 +137,7 @@ const (
 
 	// Persistence.
 	msgRewriteRunning = "ERR Background append only file rewriting already in progress"
-	msgNoAOF          = "ERR appendonly is no: MyRedis persists only through the append-only file (start it with --appendonly yes)"
+	msgRewriteFailed  = "ERR Can't execute an AOF background rewriting. Please check the server logs for more information."
 	msgNoShutdown     = "ERR No shutdown in progress."
 	msgShutdownFailed = "ERR Errors trying to SHUTDOWN. Check logs."
 

@@ -87,18 +87,19 @@ type rdbItem struct {
 // setWriteHooks installs the executor's write hooks for whichever snapshots
 // run (an AOF rewrite, a BGSAVE, or both). Runs on the executor.
 func (s *Server) setWriteHooks() {
-	rw := s.aof != nil && s.aof.rw != nil
+	a := s.rewritingAOF() // aof_detached.go
+	rw := a != nil
 	bg := s.bgsave != nil && s.bgsave.scanning
 	switch {
 	case !rw && !bg:
 		s.beforeWrite, s.beforeSwapDB = nil, nil
 	case rw && !bg:
-		s.beforeWrite, s.beforeSwapDB = s.aof.beforeWrite, s.aof.captureBeforeSwap
+		s.beforeWrite, s.beforeSwapDB = a.beforeWrite, a.captureBeforeSwap
 	case bg && !rw:
 		s.beforeWrite, s.beforeSwapDB = s.bgsaveBeforeWrite, s.bgsaveBeforeSwap
 	default:
-		s.beforeWrite = func(x *Ctx) { s.aof.beforeWrite(x); s.bgsaveBeforeWrite(x) }
-		s.beforeSwapDB = func(a, b *DB) { s.aof.captureBeforeSwap(a, b); s.bgsaveBeforeSwap(a, b) }
+		s.beforeWrite = func(x *Ctx) { a.beforeWrite(x); s.bgsaveBeforeWrite(x) }
+		s.beforeSwapDB = func(d1, d2 *DB) { a.captureBeforeSwap(d1, d2); s.bgsaveBeforeSwap(d1, d2) }
 	}
 }
 

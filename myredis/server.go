@@ -86,6 +86,7 @@ type Server struct {
 	beforeWrite func(x *Ctx)
 	closeHooks  []func()  // run by Close after the last job (the AOF flushes and fsyncs)
 	aof         *aof      // the append-only file, nil when appendonly is no
+	aofrw       aofStats  // the AOF rewrites' figures, on or off (aof_detached.go)
 	rdb         *rdbState // RDB saves (rdb_file.go)
 	bgsave      *bgsave   // a running BGSAVE (rdb_bgsave.go)
 
