@@ -39,7 +39,7 @@ type entry struct {
 const (
 	kindTag   = 1 << 31
 	kindBytes = kindTag | iota // *[]byte
-	kindZSet                   // *zset
+	kindZSet                   // *ztree, a boxed sorted set (zset.go); a small one is kindZSetPack
 	kindHash                   // *hashTable, a large hash (hash.go); a small one is kindHashPack
 	kindList                   // *list
 	kindSet                    // *setValue
@@ -62,7 +62,7 @@ func (e *entry) str() ([]byte, bool) {
 func (e *entry) value() any {
 	switch e.kind {
 	case kindZSet:
-		return (*zset)(e.vptr)
+		return (*zset)(e)
 	case kindHash:
 		return (*hashValue)(e)
 	case kindList:
@@ -72,8 +72,11 @@ func (e *entry) value() any {
 	case kindOther:
 		return *(*any)(e.vptr)
 	}
-	if e.kind >= kindHashPack {
+	switch {
+	case e.kind >= kindHashPack:
 		return (*hashValue)(e)
+	case e.kind >= kindZSetPack:
+		return (*zset)(e)
 	}
 	b, _ := e.str()
 	return b
@@ -90,8 +93,8 @@ func (e *entry) setValue(val any) {
 		h := new([]byte) // not &v: that would move v to the heap on every call
 		*h = v
 		e.vptr, e.kind = unsafe.Pointer(h), kindBytes
-	case *zset:
-		e.vptr, e.kind = unsafe.Pointer(v), kindZSet
+	case *zset: // the set lives in its entry (zset.go): take its value
+		e.vptr, e.kind = v.vptr, v.kind
 	case *hashValue: // the hash lives in its entry (hash.go): take its value
 		e.vptr, e.kind = v.vptr, v.kind
 	case *list:
@@ -222,8 +225,13 @@ func (db *DB) add(key string, val any) {
 
 func (db *DB) insert(key string, val any) {
 	var e *entry
-	if h, ok := val.(*hashValue); ok && h.vpos == vposDetached {
-		e = (*entry)(h) // a new hash is its own entry (hash.go)
+	switch v := val.(type) { // a new hash or sorted set is its own entry (hash.go, zset.go)
+	case *hashValue:
+		e = (*entry)(v)
+	case *zset:
+		e = (*entry)(v)
+	}
+	if e != nil && e.vpos == vposDetached {
 		*e = entry{key: key, vptr: e.vptr, kind: e.kind, vpos: -1, lru: db.s.newLRU()}
 	} else {
 		e = &entry{key: key, vpos: -1, lru: db.s.newLRU()}

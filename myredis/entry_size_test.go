@@ -15,7 +15,7 @@ func TestValueHeaderSizes(t *testing.T) {
 	}{
 		{"entry", unsafe.Sizeof(entry{}), 48},
 		{"hashValue (a hash is its entry)", unsafe.Sizeof(hashValue{}), 48},
-		{"zset", unsafe.Sizeof(zset{}), 32},
+		{"ztree (a large sorted set's box)", unsafe.Sizeof(ztree{}), 32},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s is %d bytes, want %d", c.name, c.got, c.want)

@@ -57,11 +57,11 @@ func checkPayload(t *testing.T, key string, val any) {
 		v.Range(0, v.Len(), func(b []byte) bool { want += int64(entrySize(len(b))); return true })
 		got = int64(v.bytes)
 	case *zset:
-		if v.tree.packed() {
+		if v.view().packed() {
 			return
 		}
 		v.Range(0, v.Len(), false, func(it zItem) bool { want += int64(len(it.member)); return true })
-		got = v.tree.x.bytes
+		got = v.view().x.bytes
 	default:
 		return
 	}

@@ -38,7 +38,7 @@ func (l *dataLock) hold() func() {
 
 // hold locks a sorted set's primitive lock and returns its unlock.
 func (z *zset) hold() func() {
-	mu := z.tree.x.mu
+	mu := z.box().x.mu
 	mu.Lock()
 	return mu.Unlock
 }
@@ -47,7 +47,7 @@ func (z *zset) hold() func() {
 // Runs under the data lock.
 func share(val any) {
 	if z, ok := val.(*zset); ok && !z.locked() {
-		z.tree.ext().mu = new(sync.Mutex)
+		z.box().ext().mu = new(sync.Mutex)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 )
 
 // A sorted set keeps its members twice: a map from member to score for
@@ -519,24 +520,81 @@ func (n *zNode) descend(i int, fn func(zItem) bool) bool {
 	return true
 }
 
-// zset is a Redis sorted set. The zero value is not usable; call newZSet.
-// Runs on the executor goroutine only.
-type zset struct {
-	tree ztree // with the member->score map and --workers mode's lock (zextra)
+// zset is a Redis sorted set: its key's entry (db.go), as a hash is (hash.go).
+// A small set whose pack fits entry.kind's bits (kindZSetPack: the member
+// count and the pack's length) is held there, the pack hanging off the entry's
+// value pointer with no header object; any other set (large, or locked in
+// --workers mode) points at its ztree (kindZSet), a box it keeps for good.
+// Every method works on a ztree: the box, or a copy of the small form on the
+// caller's stack (open), written back after a change (save).
+//
+// newZSet returns a detached entry that the DB adopts as the key's when it is
+// added (DB.insert). Runs on the executor goroutine only.
+type zset entry
+
+// Bits of entry.kind for a sorted set held in its entry: kindZSetPack, then the
+// member count above the pack's length.
+const (
+	kindZSetPack   = kindTag | 1<<29 // below kindHashPack, above the other kinds
+	zpackLenBits   = 18
+	zpackCountBits = 11
+	zpackLenMask   = 1<<zpackLenBits - 1
+	zpackCountMask = 1<<zpackCountBits - 1
+)
+
+// open returns the set's ztree: its box, or tmp filled from the entry.
+func (z *zset) open(tmp *ztree) *ztree {
+	if z.kind == kindZSet {
+		return (*ztree)(z.vptr)
+	}
+	*tmp = ztree{pk: (*byte)(z.vptr), plen: z.kind & zpackLenMask, pn: z.kind >> zpackLenBits & zpackCountMask}
+	return tmp
+}
+
+// save writes t, which open returned, back after a change: a small set stays
+// in the entry while it fits the bits; else it moves to a box for good.
+func (z *zset) save(t *ztree) {
+	if z.kind == kindZSet { // changed in its box
+		return
+	}
+	if t.root == nil && t.x == nil && t.pn <= zpackCountMask && t.plen <= zpackLenMask {
+		z.vptr, z.kind = unsafe.Pointer(t.pk), kindZSetPack|t.pn<<zpackLenBits|t.plen
+		return
+	}
+	box := new(ztree)
+	*box = *t
+	z.vptr, z.kind = unsafe.Pointer(box), kindZSet
+}
+
+// box moves the set to a box (--workers mode's lock lives there) and returns it.
+func (z *zset) box() *ztree {
+	if z.kind != kindZSet {
+		t := *z.open(&ztree{})
+		box := &t
+		z.vptr, z.kind = unsafe.Pointer(box), kindZSet
+	}
+	return (*ztree)(z.vptr)
 }
 
 // scores is the member->score map of a large set, nil for a small one.
-func (z *zset) scores() map[string]float64 {
-	if z.tree.x == nil {
+func (t *ztree) scores() map[string]float64 {
+	if t.x == nil {
 		return nil
 	}
-	return z.tree.x.scores
+	return t.x.scores
 }
 
 // locked reports whether the set has --workers mode's lock (workers.go).
-func (z *zset) locked() bool { return z.tree.x != nil && z.tree.x.mu != nil }
+func (z *zset) locked() bool {
+	if z.kind != kindZSet {
+		return false
+	}
+	t := (*ztree)(z.vptr)
+	return t.x != nil && t.x.mu != nil
+}
 
-func newZSet() *zset { return &zset{} }
+// newZSet returns an empty set, detached: the DB adopts it as the key's entry.
+func newZSet() *zset { return &zset{vpos: vposDetached, kind: kindZSetPack} }
 
 // zsetSmall is the most members a set keeps packed (zset_pack.go), without a
 // tree or a scores map: Redis's zset-max-listpack-entries default. Tests change
@@ -544,17 +602,17 @@ func newZSet() *zset { return &zset{} }
 var zsetSmall = 128
 
 // scoreOf returns member's score.
-func (z *zset) scoreOf(member string) (float64, bool) {
-	if m := z.scores(); m != nil {
+func (t *ztree) scoreOf(member string) (float64, bool) {
+	if m := t.scores(); m != nil {
 		s, ok := m[member]
 		return s, ok
 	}
-	if z.tree.packed() {
-		return z.tree.packFind(member)
+	if t.packed() {
+		return t.packFind(member)
 	}
 	var s float64
 	found := false
-	z.tree.ascend(0, func(it zItem) bool {
+	t.ascend(0, func(it zItem) bool {
 		if it.member == member {
 			s, found = it.score, true
 		}
@@ -565,25 +623,25 @@ func (z *zset) scoreOf(member string) (float64, bool) {
 
 // noteScore records member's score in the map, building the map when the set
 // has just left its packed form.
-func (z *zset) noteScore(member string, score float64) {
-	if m := z.scores(); m != nil {
+func (t *ztree) noteScore(member string, score float64) {
+	if m := t.scores(); m != nil {
 		m[member] = score
 		return
 	}
-	if z.tree.packed() {
+	if t.packed() {
 		return
 	}
-	m := make(map[string]float64, z.tree.len())
-	z.tree.ascend(0, func(it zItem) bool {
+	m := make(map[string]float64, t.len())
+	t.ascend(0, func(it zItem) bool {
 		m[it.member] = it.score
 		return true
 	})
-	z.tree.x.scores = m
+	t.x.scores = m
 }
 
 // forget drops member from the map.
-func (z *zset) forget(member string) {
-	if m := z.scores(); m != nil {
+func (t *ztree) forget(member string) {
+	if m := t.scores(); m != nil {
 		delete(m, member)
 	}
 }
@@ -593,7 +651,8 @@ func (z *zset) Len() int {
 	if z.locked() { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
-	return z.tree.len()
+	t := z.open(&ztree{})
+	return t.len()
 }
 
 // Score returns member's score (ZSCORE).
@@ -601,7 +660,8 @@ func (z *zset) Score(member string) (float64, bool) {
 	if z.locked() { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
-	return z.scoreOf(member)
+	t := z.open(&ztree{})
+	return t.scoreOf(member)
 }
 
 // Add sets member's score, inserting the member if it is new, and reports
@@ -613,23 +673,25 @@ func (z *zset) Add(member string, score float64) (added bool) {
 	if z.locked() { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
+	t := z.open(&ztree{})
+	defer z.save(t)
 	if score == 0 {
 		score = 0
 	}
-	old, ok := z.scoreOf(member)
+	old, ok := t.scoreOf(member)
 	if !ok {
-		z.tree.insert(zItem{score, member})
-		z.noteScore(member, score)
+		t.insert(zItem{score, member})
+		t.noteScore(member, score)
 		return true
 	}
 	if old == score {
 		return false
 	}
 	// Reuse the stored string so the map and the tree share its bytes.
-	it := z.tree.deleteAt(z.tree.rank(zItem{old, member}))
+	it := t.deleteAt(t.rank(zItem{old, member}))
 	it.score = score
-	z.tree.insert(it)
-	z.noteScore(it.member, score)
+	t.insert(it)
+	t.noteScore(it.member, score)
 	return false
 }
 
@@ -638,12 +700,13 @@ func (z *zset) Add(member string, score float64) (added bool) {
 // back-length byte per element), else a dict plus a skiplist (a node of about
 // 1.33 levels and an sds member per element). O(1).
 func (z *zset) memUsage(*EncodingLimits) int64 {
-	n := z.tree.len()
-	if z.tree.packed() {
-		return robjBytes + jemallocSize(listpackOverhead+int64(z.tree.plen)+2*int64(n))
+	t := z.open(&ztree{})
+	n := t.len()
+	if t.packed() {
+		return robjBytes + jemallocSize(listpackOverhead+int64(t.plen)+2*int64(n))
 	}
 	skiplistNode := jemallocSize(32 + 16*4/3)
-	return robjBytes + hashtableMem(n, z.tree.x.bytes, false) + 32 + int64(n)*skiplistNode
+	return robjBytes + hashtableMem(n, t.x.bytes, false) + 32 + int64(n)*skiplistNode
 }
 
 // Remove deletes member and reports whether it was there (ZREM).
@@ -651,12 +714,14 @@ func (z *zset) Remove(member string) bool {
 	if z.locked() { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
-	s, ok := z.scoreOf(member)
+	t := z.open(&ztree{})
+	defer z.save(t)
+	s, ok := t.scoreOf(member)
 	if !ok {
 		return false
 	}
-	z.tree.deleteAt(z.tree.rank(zItem{s, member}))
-	z.forget(member)
+	t.deleteAt(t.rank(zItem{s, member}))
+	t.forget(member)
 	return true
 }
 
@@ -666,13 +731,14 @@ func (z *zset) Rank(member string, reverse bool) (int, bool) {
 	if z.locked() { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
-	s, ok := z.scoreOf(member)
+	t := z.open(&ztree{})
+	s, ok := t.scoreOf(member)
 	if !ok {
 		return 0, false
 	}
-	r := z.tree.rank(zItem{s, member})
+	r := t.rank(zItem{s, member})
 	if reverse {
-		r = z.tree.len() - 1 - r
+		r = t.len() - 1 - r
 	}
 	return r, true
 }
@@ -682,7 +748,8 @@ func (z *zset) At(i int) zItem {
 	if z.locked() { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
-	return z.tree.at(i)
+	t := z.open(&ztree{})
+	return t.at(i)
 }
 
 // Range calls fn for the members at ascending indices [start, end), in
@@ -697,24 +764,24 @@ func (z *zset) Range(start, end int, reverse bool, fn func(zItem) bool) {
 		}
 		return
 	}
-	z.walk(start, end, reverse, fn)
+	z.open(&ztree{}).walk(start, end, reverse, fn)
 }
 
-func (z *zset) walk(start, end int, reverse bool, fn func(zItem) bool) {
-	start, end = max(start, 0), min(end, z.tree.len())
+func (t *ztree) walk(start, end int, reverse bool, fn func(zItem) bool) {
+	start, end = max(start, 0), min(end, t.len())
 	if start >= end {
 		return
 	}
 	if reverse {
 		left := end - start
-		z.tree.descend(end-1, func(it zItem) bool {
+		t.descend(end-1, func(it zItem) bool {
 			left--
 			return fn(it) && left > 0
 		})
 		return
 	}
 	left := end - start
-	z.tree.ascend(start, func(it zItem) bool {
+	t.ascend(start, func(it zItem) bool {
 		left--
 		return fn(it) && left > 0
 	})
@@ -726,11 +793,12 @@ func (z *zset) Items(start, end int, reverse bool) []zItem {
 	if z.locked() { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
+	t := z.open(&ztree{})
 	var out []zItem
-	if n := min(end, z.tree.len()) - max(start, 0); n > 0 {
+	if n := min(end, t.len()) - max(start, 0); n > 0 {
 		out = make([]zItem, 0, n)
 	}
-	z.walk(start, end, reverse, func(it zItem) bool {
+	t.walk(start, end, reverse, func(it zItem) bool {
 		out = append(out, it)
 		return true
 	})
@@ -744,11 +812,12 @@ func (z *zset) RankSpan(start, stop int, reverse bool) (int, int) {
 	if z.locked() { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
-	return z.rankSpan(start, stop, reverse)
+	t := z.open(&ztree{})
+	return t.rankSpan(start, stop, reverse)
 }
 
-func (z *zset) rankSpan(start, stop int, reverse bool) (int, int) {
-	n := z.tree.len()
+func (t *ztree) rankSpan(start, stop int, reverse bool) (int, int) {
+	n := t.len()
 	if start < 0 {
 		start += n
 	}
@@ -786,12 +855,13 @@ func (z *zset) ScoreSpan(r scoreRange) (int, int) {
 	if z.locked() { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
-	return z.scoreSpan(r)
+	t := z.open(&ztree{})
+	return t.scoreSpan(r)
 }
 
-func (z *zset) scoreSpan(r scoreRange) (int, int) {
-	start := z.tree.search(func(it zItem) bool { return r.aboveMin(it.score) })
-	end := z.tree.search(func(it zItem) bool { return r.aboveMax(it.score) })
+func (t *ztree) scoreSpan(r scoreRange) (int, int) {
+	start := t.search(func(it zItem) bool { return r.aboveMin(it.score) })
+	end := t.search(func(it zItem) bool { return r.aboveMax(it.score) })
 	return start, max(start, end)
 }
 
@@ -854,18 +924,19 @@ func (z *zset) LexSpan(r lexRange, reverse bool) (int, int) {
 	if z.locked() { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
-	return z.lexSpan(r, reverse)
+	t := z.open(&ztree{})
+	return t.lexSpan(r, reverse)
 }
 
-func (z *zset) lexSpan(r lexRange, reverse bool) (int, int) {
-	n := z.tree.len()
+func (t *ztree) lexSpan(r lexRange, reverse bool) (int, int) {
+	n := t.len()
 	if n == 0 {
 		return 0, 0
 	}
-	first, last := z.tree.at(0), z.tree.at(n-1)
+	first, last := t.at(0), t.at(n-1)
 	if first.score == last.score {
-		start := z.tree.search(func(it zItem) bool { return r.aboveMin(it.member) })
-		end := z.tree.search(func(it zItem) bool { return r.aboveMax(it.member) })
+		start := t.search(func(it zItem) bool { return r.aboveMin(it.member) })
+		end := t.search(func(it zItem) bool { return r.aboveMax(it.member) })
 		return start, max(start, end)
 	}
 	if r.empty() || !r.aboveMin(last.member) || r.aboveMax(first.member) {
@@ -873,7 +944,7 @@ func (z *zset) lexSpan(r lexRange, reverse bool) (int, int) {
 	}
 	if !reverse {
 		start, end := -1, 0
-		z.tree.ascend(0, func(it zItem) bool {
+		t.ascend(0, func(it zItem) bool {
 			if start < 0 {
 				if !r.aboveMin(it.member) {
 					end++
@@ -895,7 +966,7 @@ func (z *zset) lexSpan(r lexRange, reverse bool) (int, int) {
 		return start, end
 	}
 	end, start := -1, n
-	z.tree.descend(n-1, func(it zItem) bool {
+	t.descend(n-1, func(it zItem) bool {
 		start--
 		if end < 0 {
 			if r.aboveMax(it.member) {
@@ -925,7 +996,8 @@ func (z *zset) CountScore(r scoreRange) int {
 	if z.locked() { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
-	start, end := z.scoreSpan(r)
+	t := z.open(&ztree{})
+	start, end := t.scoreSpan(r)
 	return end - start
 }
 
@@ -935,7 +1007,8 @@ func (z *zset) CountLex(r lexRange) int {
 	if z.locked() { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
-	start, end := z.lexSpan(r, false)
+	t := z.open(&ztree{})
+	start, end := t.lexSpan(r, false)
 	return end - start
 }
 
@@ -945,14 +1018,16 @@ func (z *zset) RemoveSpan(start, end int) int {
 	if z.locked() { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
-	return z.removeSpan(start, end)
+	t := z.open(&ztree{})
+	defer z.save(t)
+	return t.removeSpan(start, end)
 }
 
-func (z *zset) removeSpan(start, end int) int {
-	start, end = max(start, 0), min(end, z.tree.len())
+func (t *ztree) removeSpan(start, end int) int {
+	start, end = max(start, 0), min(end, t.len())
 	for i := start; i < end; i++ {
-		it := z.tree.deleteAt(start)
-		z.forget(it.member)
+		it := t.deleteAt(start)
+		t.forget(it.member)
 	}
 	return max(end-start, 0)
 }
@@ -962,7 +1037,9 @@ func (z *zset) RemoveRangeByScore(r scoreRange) int {
 	if z.locked() { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
-	return z.removeSpan(z.scoreSpan(r))
+	t := z.open(&ztree{})
+	defer z.save(t)
+	return t.removeSpan(t.scoreSpan(r))
 }
 
 // RemoveRangeByLex removes the members in r.
@@ -970,7 +1047,9 @@ func (z *zset) RemoveRangeByLex(r lexRange) int {
 	if z.locked() { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
-	return z.removeSpan(z.lexSpan(r, false))
+	t := z.open(&ztree{})
+	defer z.save(t)
+	return t.removeSpan(t.lexSpan(r, false))
 }
 
 // RemoveRangeByRank removes the members ranked start..stop (inclusive,
@@ -979,7 +1058,9 @@ func (z *zset) RemoveRangeByRank(start, stop int) int {
 	if z.locked() { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
-	return z.removeSpan(z.rankSpan(start, stop, false))
+	t := z.open(&ztree{})
+	defer z.save(t)
+	return t.removeSpan(t.rankSpan(start, stop, false))
 }
 
 // PopMin removes and returns up to n members with the lowest scores, lowest
@@ -988,14 +1069,16 @@ func (z *zset) PopMin(n int) []zItem {
 	if z.locked() { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
-	n = min(n, z.tree.len())
+	t := z.open(&ztree{})
+	defer z.save(t)
+	n = min(n, t.len())
 	if n <= 0 {
 		return nil
 	}
 	out := make([]zItem, n)
 	for i := range out {
-		out[i] = z.tree.deleteAt(0)
-		z.forget(out[i].member)
+		out[i] = t.deleteAt(0)
+		t.forget(out[i].member)
 	}
 	return out
 }
@@ -1006,14 +1089,16 @@ func (z *zset) PopMax(n int) []zItem {
 	if z.locked() { // --workers mode: one lock per primitive (workers.go)
 		defer z.hold()()
 	}
-	n = min(n, z.tree.len())
+	t := z.open(&ztree{})
+	defer z.save(t)
+	n = min(n, t.len())
 	if n <= 0 {
 		return nil
 	}
 	out := make([]zItem, n)
 	for i := range out {
-		out[i] = z.tree.deleteAt(z.tree.len() - 1)
-		z.forget(out[i].member)
+		out[i] = t.deleteAt(t.len() - 1)
+		t.forget(out[i].member)
 	}
 	return out
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"pgregory.net/rapid"
 )
@@ -31,9 +32,9 @@ func checkPack(t interface {
 	Fatalf(string, ...any)
 }, z *zset) {
 	t.Helper()
-	tr := &z.tree
-	if z.scores() != nil || tr.len() > zsetSmall {
-		t.Fatalf("packed set of %d members (small up to %d) with map %v", tr.len(), zsetSmall, z.scores() != nil)
+	tr := z.view()
+	if z.view().scores() != nil || tr.len() > zsetSmall {
+		t.Fatalf("packed set of %d members (small up to %d) with map %v", tr.len(), zsetSmall, z.view().scores() != nil)
 	}
 	n, off := 0, 0
 	pack := tr.packBytes()
@@ -60,13 +61,13 @@ func checkTree(t interface {
 	Fatalf(string, ...any)
 }, z *zset) {
 	t.Helper()
-	tr := &z.tree
+	tr := z.view()
 	if tr.packed() {
 		checkPack(t, z)
 		return
 	}
-	if z.scores() == nil || tr.len() != len(z.scores()) {
-		t.Fatalf("tree holds %d, map %v", tr.len(), z.scores())
+	if z.view().scores() == nil || tr.len() != len(z.view().scores()) {
+		t.Fatalf("tree holds %d, map %v", tr.len(), z.view().scores())
 	}
 	if tr.root == nil {
 		if tr.len() != 0 {
@@ -103,7 +104,7 @@ func checkTree(t interface {
 				if hi != nil && !zLess(it, *hi) {
 					t.Fatalf("%v not below the next separator %v", it, *hi)
 				}
-				if s, ok := z.scoreOf(it.member); !ok || s != it.score {
+				if s, ok := z.view().scoreOf(it.member); !ok || s != it.score {
 					t.Fatalf("tree has %v, map has %v %v", it, s, ok)
 				}
 				prev = &n.items[i]
@@ -383,7 +384,7 @@ func TestZSetBulk(t *testing.T) {
 			}
 			z.RemoveRangeByRank(0, -1)
 			checkTree(t, z)
-			if z.Len() != 0 || z.tree.root.width() != 0 {
+			if z.Len() != 0 || z.view().root.width() != 0 {
 				t.Fatalf("not empty: %d", z.Len())
 			}
 		})
@@ -852,5 +853,61 @@ func TestPackScoreRoundTrip(t *testing.T) {
 	}
 	if p := appendPackScore(nil, 5); len(p) != 1 {
 		t.Errorf("score 5 packed in %d bytes, want 1", len(p))
+	}
+}
+
+// view is z's ztree as it stands: its box, or a copy of the small form.
+func (z *zset) view() *ztree { return z.open(&ztree{}) }
+
+// TestZSetLivesInItsEntry checks the layout memory per key rests on (zset.go):
+// a small sorted set created by a command is its key's entry, its pack held
+// there with no header object; past zsetSmall it moves to a box for good; COPY
+// and RENAME give keys sets of their own.
+func TestZSetLivesInItsEntry(t *testing.T) {
+	s := New(Config{})
+	defer s.Close()
+	entryOf := func(key string) (e *entry, z *zset) {
+		s.submit(func() {
+			e = s.dbs[0].entry(key)
+			z, _ = e.value().(*zset)
+		})
+		return e, z
+	}
+	s.Do("ZADD", "z", "1", "alpha", "2", "bravo", "3.5", "charlie")
+	e, z := entryOf("z")
+	if z == nil || unsafe.Pointer(z) != unsafe.Pointer(e) || e.kind == kindZSet || e.kind < kindZSetPack {
+		t.Fatalf("a new small sorted set is not its entry: entry %p set %p kind %#x", e, z, e.kind)
+	}
+	s.Do("COPY", "z", "c")
+	s.Do("ZADD", "c", "0", "zero")
+	s.Do("RENAME", "c", "r")
+	s.Do("ZREM", "z", "bravo")
+	for _, c := range []struct{ key, want string }{
+		{"z", "*4\r\n$5\r\nalpha\r\n$1\r\n1\r\n$7\r\ncharlie\r\n$3\r\n3.5\r\n"},
+		{"r", "*8\r\n$4\r\nzero\r\n$1\r\n0\r\n$5\r\nalpha\r\n$1\r\n1\r\n$5\r\nbravo\r\n$1\r\n2\r\n$7\r\ncharlie\r\n$3\r\n3.5\r\n"},
+	} {
+		if got := string(s.Do("ZRANGE", c.key, "0", "-1", "WITHSCORES")); got != c.want {
+			t.Errorf("ZRANGE %s = %q, want %q", c.key, got, c.want)
+		}
+	}
+	for i := range zsetSmall { // past zset-max-listpack-entries: the same entry, now boxed
+		s.Do("ZADD", "z", strconv.Itoa(i+10), "m"+strconv.Itoa(i))
+	}
+	e2, z2 := entryOf("z")
+	if e2 != e || z2 == nil || e2.kind != kindZSet || z2.view().packed() {
+		t.Fatalf("after converting: entry %p (was %p), kind %#x", e2, e, e2.kind)
+	}
+	if got := string(s.Do("OBJECT", "ENCODING", "z")); got != "$8\r\nskiplist\r\n" {
+		t.Errorf("OBJECT ENCODING z = %q", got)
+	}
+	if got := string(s.Do("ZCARD", "z")); got != ":130\r\n" {
+		t.Errorf("ZCARD z = %q", got)
+	}
+	s.Do("ZREMRANGEBYRANK", "z", "2", "-1") // two members again: a converted set stays boxed
+	if e3, _ := entryOf("z"); e3 != e || e3.kind != kindZSet {
+		t.Errorf("after shrinking: entry %p (was %p), kind %#x", e3, e, e3.kind)
+	}
+	if got := string(s.Do("ZRANGE", "z", "0", "-1")); got != "*2\r\n$5\r\nalpha\r\n$7\r\ncharlie\r\n" {
+		t.Errorf("ZRANGE z after shrinking = %q", got)
 	}
 }
