@@ -22,6 +22,7 @@ const (
 	flagMayReplicate                     // not a write but may reach the replication stream (Redis's may_replicate; pause.go)
 	flagTouchesArbitraryKeys             // SCAN, RANDOMKEY: the expired keys they meet are deleted unwrapped (propagate.go)
 	flagStale                            // served by a replica whose link is down (Redis's stale; replication_guard.go)
+	flagProtectModule                    // MODULE LOAD/LOADEX/UNLOAD: refused unless enable-module-command allows it
 )
 
 // command is one entry of the command table.
@@ -219,6 +220,8 @@ var commandGroups = []func() []*command{
 	commandsACL,
 	commandsStream,
 	commandsMemory,
+	commandsModule, // cmd_module.go
+	commandsLolwut, // lolwut.go
 	commandsCluster,
 }
 

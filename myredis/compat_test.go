@@ -52,8 +52,9 @@ type diffSuite struct {
 var diffSuites = []diffSuite{
 	{name: "default", dir: "testdata/compat"},
 	{name: "requirepass", dir: "testdata/compat/requirepass", args: []string{"--requirepass", "secret"}},
-	{name: "acl", dir: "testdata/compat/acl"},                                                      // users of their own (cmd_acl.go)
-	{name: "debug", dir: "testdata/compat/debug", args: []string{"--enable-debug-command", "yes"}}, // DEBUG DIGEST (digest.go)
+	{name: "acl", dir: "testdata/compat/acl"},                                                           // users of their own (cmd_acl.go)
+	{name: "debug", dir: "testdata/compat/debug", args: []string{"--enable-debug-command", "yes"}},      // DEBUG DIGEST (digest.go)
+	{name: "modules", dir: "testdata/compat/modules", args: []string{"--enable-module-command", "yes"}}, // MODULE LOAD (cmd_module.go)
 	{name: "smallbulk", args: []string{"--proto-max-bulk-len", "1mb"}, cases: []diffCase{
 		{"bulk at the limit", [][]string{
 			{"SET", "k", strings.Repeat("x", 1<<20)},

@@ -216,9 +216,11 @@ func (s *Server) call(c *Client, args [][]byte, w *Writer) {
 		s.reject(c, cmd, w, errArity(cmd.name))
 		return
 	}
-	if cmd.flags&flagProtect != 0 && !s.debugAllowed(c) { // introspect_config.go
-		s.reject(c, cmd, w, msgDebugNotAllowed)
-		return
+	if cmd.flags&(flagProtect|flagProtectModule) != 0 {
+		if msg := s.protectedRefusal(c, cmd); msg != "" { // introspect_config.go
+			s.reject(c, cmd, w, msg)
+			return
+		}
 	}
 	if c.needsAuth() && cmd.flags&flagNoAuth == 0 {
 		s.reject(c, cmd, w, msgNoAuth)

@@ -22,11 +22,14 @@ type IntrospectConfig struct {
 	// DebugCommand is enable-debug-command: "no", "yes" or "local" (from
 	// loopback connections only); fixed at start-up.
 	DebugCommand string
-	set          bool // holds at least the defaults
+	// ModuleCommand is enable-module-command, the same for MODULE LOAD,
+	// LOADEX and UNLOAD (cmd_module.go).
+	ModuleCommand string
+	set           bool // holds at least the defaults
 }
 
 // defaultIntrospect is redis-server 7.0.15's defaults.
-var defaultIntrospect = IntrospectConfig{SlowlogSlowerThan: 10000, SlowlogMaxLen: 128, DebugCommand: "no", set: true}
+var defaultIntrospect = IntrospectConfig{SlowlogSlowerThan: 10000, SlowlogMaxLen: 128, DebugCommand: "no", ModuleCommand: "no", set: true}
 
 func (c *Config) initIntrospect() {
 	if !c.Intro.set {
@@ -47,10 +50,14 @@ func (c *Config) setIntrospect(name, val string) error {
 		dst = &c.Intro.SlowlogMaxLen
 	case "latency-monitor-threshold":
 		dst = &c.Intro.LatencyThreshold
-	case "enable-debug-command":
+	case "enable-debug-command", "enable-module-command":
 		switch val = strings.ToLower(val); val {
 		case "no", "yes", "local":
-			c.Intro.DebugCommand = val
+			if name == "enable-debug-command" {
+				c.Intro.DebugCommand = val
+			} else {
+				c.Intro.ModuleCommand = val
+			}
 			return nil
 		}
 		return errors.New("argument(s) must be one of the following: no, yes, local")
@@ -70,12 +77,32 @@ func (ic *IntrospectConfig) params(params map[string]func() string) {
 	params["slowlog-max-len"] = func() string { return strconv.FormatInt(ic.SlowlogMaxLen, 10) }
 	params["latency-monitor-threshold"] = func() string { return strconv.FormatInt(ic.LatencyThreshold, 10) }
 	params["enable-debug-command"] = func() string { return ic.DebugCommand }
+	params["enable-module-command"] = func() string { return ic.ModuleCommand }
+}
+
+// protectedRefusal is Redis's refusal of a protected command (DEBUG, MODULE
+// LOAD/LOADEX/UNLOAD) that enable-debug-command or enable-module-command does
+// not allow the client; "" when allowed.
+func (s *Server) protectedRefusal(c *Client, cmd *command) string {
+	if cmd.flags&flagProtectModule != 0 {
+		if allowProtected(s.cfg.Intro.ModuleCommand, c) {
+			return ""
+		}
+		return msgModuleNotAllowed
+	}
+	if s.debugAllowed(c) {
+		return ""
+	}
+	return msgDebugNotAllowed
 }
 
 // debugAllowed is Redis's allowProtectedAction for enable-debug-command:
 // "local" lets loopback connections (and internal clients) run DEBUG.
-func (s *Server) debugAllowed(c *Client) bool {
-	switch s.cfg.Intro.DebugCommand {
+func (s *Server) debugAllowed(c *Client) bool { return allowProtected(s.cfg.Intro.DebugCommand, c) }
+
+// allowProtected is Redis's allowProtectedAction for a setting's value.
+func allowProtected(setting string, c *Client) bool {
+	switch setting {
 	case "yes":
 		return true
 	case "local":
