@@ -198,22 +198,19 @@ func (n *zNode) insert(it zItem, edges int) (*zNode, zItem) {
 			n.items = slices.Insert(roomFor(n.items, len(n.items)+1), lo, it)
 			return nil, zItem{}
 		}
-		// Full: split. When the new item goes past the last member of the
-		// whole set, it is probably one of a run of appends (a queue ordered
-		// by arrival time): it starts a leaf of its own and the full one
-		// stays full, so such sets pack densely. Likewise before the first.
+		// Full: split (see leafSplit for where). When the new item goes
+		// before the first member of the whole set, it is probably one of a
+		// descending run: it starts a leaf of its own and the full one stays
+		// full.
 		right := &zNode{items: make([]zItem, 0, zNodeMax)}
 		switch {
-		case lo == len(n.items) && edges&rightEdge != 0:
-			right.items = append(right.items, it)
-			return right, it
 		case lo == 0 && edges&leftEdge != 0:
 			right.items = append(right.items, n.items...)
 			clear(n.items)
 			n.items = append(n.items[:0], it)
 			return right, right.items[0]
 		}
-		at := zNodeMax / 2
+		at, sep := n.leafSplit(lo, it, edges)
 		right.items = append(right.items, n.items[at:]...)
 		clear(n.items[at:])
 		n.items = n.items[:at]
@@ -222,7 +219,10 @@ func (n *zNode) insert(it zItem, edges int) (*zNode, zItem) {
 		} else {
 			right.items = slices.Insert(right.items, lo-at, it)
 		}
-		return right, right.items[0]
+		if sep == nil {
+			sep = &right.items[0]
+		}
+		return right, *sep
 	}
 	k := n.childFor(it)
 	kidEdges := 0
@@ -257,6 +257,34 @@ func (n *zNode) insert(it zItem, edges int) (*zNode, zItem) {
 	clear(n.keys[at:])
 	n.kids, n.counts, n.keys = n.kids[:at], n.counts[:at], n.keys[:at]
 	return r, sep
+}
+
+// leafSplit tells where full leaf n splits for it, which goes at lo: the
+// items from at on move to the new right leaf. In the middle, unless n is the
+// last leaf of the set and it goes into its upper half: it is probably one of
+// a run of appends (a queue ordered by arrival time), whose scores may tie (a
+// deadline in milliseconds: the members of one millisecond arrive in any
+// order, not always past the last one). Then the leaf splits where the new
+// item's score starts, with (score, "") as the separator: every later item of
+// that score or above goes right, and the left part, full or nearly, is never
+// split again, so such sets pack densely. Likewise the first leaf, for a run
+// that descends, at the new item.
+func (n *zNode) leafSplit(lo int, it zItem, edges int) (at int, sep *zItem) {
+	half := len(n.items) / 2
+	switch {
+	case lo > half && edges&rightEdge != 0:
+		at = lo
+		for at > half && n.items[at-1].score == it.score {
+			at--
+		}
+		if at > half { // items[:at] score below it, the rest not
+			return at, &zItem{score: it.score}
+		}
+		return lo, nil
+	case lo < half && lo > 0 && edges&leftEdge != 0:
+		return lo, nil
+	}
+	return half, nil
 }
 
 // roomFor returns items with capacity for need items, growing it by

@@ -391,6 +391,57 @@ func TestZSetBulk(t *testing.T) {
 	}
 }
 
+// TestZSetAppendTiesPackDensely appends runs of equal scores whose members
+// arrive in any order (a waiting room's deadlines: a millisecond's joins),
+// as the expiry set does, and checks the leaves stay full: a leaf the run
+// has passed is not split again. It also checks the separators the splits
+// leave ((score, "")) still route every lookup and range.
+func TestZSetAppendTiesPackDensely(t *testing.T) {
+	for _, tc := range []struct {
+		perScore int
+		minFill  float64 // before leafSplit: 1.00, 0.65, 0.52
+	}{{1, 0.99}, {3, 0.95}, {13, 0.78}} {
+		t.Run(fmt.Sprint(tc.perScore), func(t *testing.T) {
+			z := newZSet()
+			const n = 20000
+			member := func(i int) string { return fmt.Sprintf("%016x", uint64(i+1)*0x9E3779B97F4A7C15) }
+			for i := range n {
+				z.Add(member(i), float64(i/tc.perScore))
+			}
+			checkTree(t, z)
+			var leaves, held int
+			var walk func(n *zNode)
+			walk = func(n *zNode) {
+				if n.leaf() {
+					leaves++
+					held += len(n.items)
+					return
+				}
+				for _, k := range n.kids {
+					walk(k)
+				}
+			}
+			walk(z.view().root)
+			if fill := float64(held) / float64(leaves*zNodeMax); fill < tc.minFill {
+				t.Errorf("%d members in %d leaves: fill %.2f, want >= %.2f", held, leaves, fill, tc.minFill)
+			}
+			for i := 0; i < n; i += 37 {
+				s := float64(i / tc.perScore)
+				if got, ok := z.Score(member(i)); !ok || got != s {
+					t.Fatalf("Score(%s) = %v %v, want %v", member(i), got, ok, s)
+				}
+				r, _ := z.Rank(member(i), false)
+				if it := z.At(r); it.member != member(i) {
+					t.Fatalf("At(Rank(%s)) = %v", member(i), it)
+				}
+				if got := z.CountScore(scoreRange{min: s, max: s}); got != min(tc.perScore, n-i/tc.perScore*tc.perScore) {
+					t.Fatalf("Count(%v..%v) = %d", s, s, got)
+				}
+			}
+		})
+	}
+}
+
 // zmodel is the obviously correct sorted set the property tests compare
 // with: a sorted slice.
 type zmodel []zItem
