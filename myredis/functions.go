@@ -487,10 +487,19 @@ func (f *functionLibs) fcall(x *Ctx, fd *funcDef, keys, argv [][]byte, readOnly 
 	rs := runningScript{name: fd.name, errName: fd.name, function: true, allowOOM: allowOOM}
 	e.invoke(x, rs, noWrites, func() int {
 		e.L.Push(fd.fn)
-		e.L.Push(e.array(keys, new(*lua.LTable)))
-		e.L.Push(e.array(argv, new(*lua.LTable)))
+		e.L.Push(e.fcallArray(keys, &e.keysIn))
+		e.L.Push(e.fcallArray(argv, &e.argvIn))
 		return 2
 	})
+}
+
+// fcallArray is a function's keys or args: as array, but a new table when
+// empty too (a function may keep the table it was given).
+func (e *luaEngine) fcallArray(items [][]byte, a *luaArgs) *lua.LTable {
+	if len(items) == 0 {
+		return e.L.NewTable()
+	}
+	return e.array(items, a)
 }
 
 // --- DUMP / RESTORE payload ---

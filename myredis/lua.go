@@ -32,6 +32,7 @@ const luaChunkName = "user_script"
 // luaScript is a compiled script in the cache.
 type luaScript struct {
 	sha      string
+	name     string         // FUNCTION STATS' name of it running: f_<sha>, made once
 	fn       *lua.LFunction // the main chunk, made once: it has no upvalues to renew
 	noWrites bool           // shebang flags=no-writes
 	flagged  bool           // it has a shebang: flags decide, not each command (OOM)
@@ -54,15 +55,15 @@ type luaEngine struct {
 	rand     rand48
 
 	// the script running now
-	client               *Client     // the caller's stand-in for redis.call (its own SELECTed db)
-	caller               *Ctx        // the EVAL or FCALL running the script (tracking remembers its keys)
-	x                    Ctx         // reused for each redis.call
-	reply                Writer      // scratch buffer for one redis.call's reply
-	readOnly             bool        // EVAL_RO or flags=no-writes
-	allowOOM             bool        // flags=allow-oom: denyoom commands run over maxmemory
-	wrote                bool        // a write command ran (SCRIPT KILL refuses from then on)
-	argv                 [][]byte    // reused for each redis.call's argument vector
-	emptyKeys, emptyArgv *lua.LTable // kept while nothing is put in them
+	client         *Client  // the caller's stand-in for redis.call (its own SELECTed db)
+	caller         *Ctx     // the EVAL or FCALL running the script (tracking remembers its keys)
+	x              Ctx      // reused for each redis.call
+	reply          Writer   // scratch buffer for one redis.call's reply
+	readOnly       bool     // EVAL_RO or flags=no-writes
+	allowOOM       bool     // flags=allow-oom: denyoom commands run over maxmemory
+	wrote          bool     // a write command ran (SCRIPT KILL refuses from then on)
+	argv           [][]byte // reused for each redis.call's argument vector
+	keysIn, argvIn luaArgs  // KEYS and ARGV (EVAL), or a function's keys and args (FCALL)
 
 	ctx     context.Context // the running script's; SCRIPT KILL cancels it
 	cancel  context.CancelFunc
@@ -323,7 +324,7 @@ const redisVersionNum = 7<<16 | 0<<8 | 15
 // compile parses body (after its optional "#!lua" shebang line) into a cached script.
 // The error is the full reply text.
 func (e *luaEngine) compile(body, sha string) (*luaScript, string) {
-	sc := &luaScript{sha: sha}
+	sc := &luaScript{sha: sha, name: "f_" + sha}
 	code := body
 	if strings.HasPrefix(body, "#!") {
 		n, flags, errMsg := parseShebang(body)
@@ -434,9 +435,9 @@ func (e *luaEngine) run(x *Ctx, sc *luaScript, keys, argv [][]byte, readOnly boo
 		x.err(msg)
 		return
 	}
-	e.globals.RawSetString("KEYS", e.array(keys, &e.emptyKeys))
-	e.globals.RawSetString("ARGV", e.array(argv, &e.emptyArgv))
-	rs := runningScript{name: "f_" + sc.sha, errName: sc.sha, allowOOM: sc.allowOOM || sc.noWrites}
+	e.globals.RawSetString("KEYS", e.array(keys, &e.keysIn))
+	e.globals.RawSetString("ARGV", e.array(argv, &e.argvIn))
+	rs := runningScript{name: sc.name, errName: sc.sha, allowOOM: sc.allowOOM || sc.noWrites}
 	e.invoke(x, rs, readOnly || sc.noWrites, func() int {
 		e.L.Push(sc.fn)
 		return 0
@@ -493,21 +494,46 @@ func (e *luaEngine) invoke(x *Ctx, rs runningScript, readOnly bool, push func() 
 	L.SetTop(0) // KEYS and ARGV stay until the next script replaces them
 }
 
-// array makes KEYS or ARGV. An empty one (*empty) is kept for the next run for
-// as long as no script puts anything in it.
-func (e *luaEngine) array(items [][]byte, empty **lua.LTable) *lua.LTable {
+// luaArgs is what array keeps from one run of KEYS or ARGV to the next.
+type luaArgs struct {
+	empty *lua.LTable  // an empty table, kept while no script puts anything in it
+	last  []lua.LValue // the last run's strings, boxed
+}
+
+// array makes KEYS or ARGV, a new table each run (a script may change it).
+// A string equal to the one at the same place in the last run is that run's
+// value again: the same keys and settings come with every call of a script,
+// and each string made anew was two small objects of garbage (its bytes and
+// its box) in the size classes of the keys a script writes, which left the
+// heap's spans full of holes (docs/performance.md, issue #15).
+func (e *luaEngine) array(items [][]byte, a *luaArgs) *lua.LTable {
 	if len(items) == 0 {
-		if *empty == nil {
-			*empty = e.L.NewTable()
-		} else if k, _ := (*empty).Next(lua.LNil); k != lua.LNil {
-			*empty = e.L.NewTable()
+		if a.empty == nil {
+			a.empty = e.L.NewTable()
+		} else if k, _ := a.empty.Next(lua.LNil); k != lua.LNil {
+			a.empty = e.L.NewTable()
 		}
-		return *empty
+		return a.empty
 	}
 	t := e.L.CreateTable(len(items), 0)
+	last := a.last
 	for i, b := range items {
-		t.RawSetInt(i+1, lua.LString(b))
+		if i < len(last) {
+			if s, ok := last[i].(lua.LString); ok && string(s) == string(b) {
+				t.RawSetInt(i+1, last[i])
+				continue
+			}
+		}
+		v := lua.LValue(lua.LString(b))
+		if i < len(last) {
+			last[i] = v
+		} else {
+			last = append(last, v)
+		}
+		t.RawSetInt(i+1, v)
 	}
+	clear(last[len(items):])
+	a.last = last[:len(items)]
 	return t
 }
 

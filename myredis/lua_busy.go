@@ -31,7 +31,7 @@ type scriptGuard struct {
 
 	mu       sync.Mutex
 	script   runningScript // what runs now (FUNCTION STATS, KILL)
-	command  []string      // its command line
+	command  [][]byte      // its command line: the caller's, not copied (see describe)
 	running  bool
 	wrote    bool
 	killed   bool
@@ -60,13 +60,13 @@ func (g *scriptGuard) begin(cancel context.CancelFunc) {
 }
 
 // describe records what runs and the command that runs it. Executor only.
+// The command line is the caller's own, which stays put until the script ends
+// (end forgets it under the lock); runningInfo copies it. A copy here, for
+// every script, was a dozen small strings of garbage in the size classes of
+// the keys a script writes (docs/performance.md, issue #15).
 func (g *scriptGuard) describe(rs runningScript, args [][]byte) {
-	cmd := make([]string, len(args))
-	for i, a := range args {
-		cmd[i] = string(a)
-	}
 	g.mu.Lock()
-	g.script, g.command = rs, cmd
+	g.script, g.command = rs, args
 	g.mu.Unlock()
 }
 
@@ -78,7 +78,11 @@ func (g *scriptGuard) runningInfo() (rs runningScript, cmd []string, durationMs 
 		return rs, nil, 0, false
 	}
 	start := g.startNs.Load()
-	return g.script, g.command, (time.Now().UnixNano() - start) / 1e6, true
+	cmd = make([]string, len(g.command))
+	for i, a := range g.command {
+		cmd[i] = string(a)
+	}
+	return g.script, cmd, (time.Now().UnixNano() - start) / 1e6, true
 }
 
 // isFunction reports whether the running script is a function (FCALL).
@@ -93,7 +97,7 @@ func (g *scriptGuard) end() {
 	g.startNs.Store(0)
 	g.busy.Store(false)
 	g.mu.Lock()
-	g.running, g.cancel = false, nil
+	g.running, g.cancel, g.command = false, nil, nil
 	g.mu.Unlock()
 }
 
