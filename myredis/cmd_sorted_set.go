@@ -310,22 +310,29 @@ func cmdZmscore(x *Ctx) {
 // zrankCmd builds ZRANK and ZREVRANK as Redis 7.0 has them: key and member
 // only (WITHSCORE came in 7.2; 7.0's arity check refuses it).
 func zrankCmd(reverse bool) func(*Ctx) {
-	return func(x *Ctx) {
-		z, ok := x.readZSet(x.arg(1))
-		if !ok {
-			return
-		}
-		if z == nil {
-			x.w.Null()
-			return
-		}
-		rank, found := z.Rank(x.arg(2), reverse)
-		if !found {
-			x.w.Null()
-			return
-		}
-		x.w.Int(int64(rank))
+	return func(x *Ctx) { zrank(x, reverse) }
+}
+
+// zrank is ZRANK's body, a function of its own: inside the closure, as the
+// copy of it the compiler makes when it inlines zrankCmd into the command
+// table, string(x.args[i]) lost its stack buffer and allocated the key and
+// the member (2 x 24 B of garbage per call, in the size class of the members
+// a queue keeps: docs/performance.md, issue #15).
+func zrank(x *Ctx, reverse bool) {
+	z, ok := x.readZSet(x.arg(1))
+	if !ok {
+		return
 	}
+	if z == nil {
+		x.w.Null()
+		return
+	}
+	rank, found := z.Rank(x.arg(2), reverse)
+	if !found {
+		x.w.Null()
+		return
+	}
+	x.w.Int(int64(rank))
 }
 
 func cmdZcount(x *Ctx) {

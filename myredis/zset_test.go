@@ -962,3 +962,29 @@ func TestZSetLivesInItsEntry(t *testing.T) {
 		t.Errorf("ZRANGE z after shrinking = %q", got)
 	}
 }
+
+// TestZRankAllocatesNothing: ZRANK reads its key and member without copying
+// them (see zrank; the waiting room's join runs it on every call).
+func TestZRankAllocatesNothing(t *testing.T) {
+	s := New(Config{})
+	defer s.Close()
+	c := newClient(s, nil)
+	c.authed = true
+	s.submit(func() {
+		var w Writer
+		for i := range 300 { // large: the B+tree
+			s.call(c, argv("ZADD", "wr:{sale}:waiting", strconv.Itoa(i), fmt.Sprintf("%024x", i)), &w)
+		}
+		for _, args := range [][][]byte{
+			argv("ZRANK", "wr:{sale}:waiting", fmt.Sprintf("%024x", 7)),
+			argv("ZREVRANK", "wr:{sale}:waiting", fmt.Sprintf("%024x", 7)),
+		} {
+			if n := testing.AllocsPerRun(100, func() { w.Reset(); s.call(c, args, &w) }); n != 0 {
+				t.Errorf("%s: %.1f allocations per call, want 0", args[0], n)
+			}
+			if string(w.Bytes()) != ":7\r\n" && string(w.Bytes()) != ":292\r\n" {
+				t.Errorf("%s: %q", args[0], w.Bytes())
+			}
+		}
+	})
+}
