@@ -1,6 +1,7 @@
 package myredis
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"time"
@@ -40,6 +41,11 @@ func init() {
 // startDetachedRewrite starts BGREWRITEAOF's rewrite while appendonly is no.
 // Runs on the executor.
 func (s *Server) startDetachedRewrite() error {
+	if s.cfg.Workers > 1 {
+		// its copy-on-write captures need the one executor's order (as appendonly yes)
+		s.log.Warn("aof rewrite needs --workers 1")
+		return errors.New("aof rewrite needs --workers 1")
+	}
 	if err := os.MkdirAll(s.cfg.Dir, 0o755); err != nil {
 		s.log.Warn("can't open or create the append-only dir", "dir", s.cfg.Dir, "err", err)
 		s.aofrw.lastErr = true

@@ -134,3 +134,15 @@ func TestAOFRewriteCountedAtStart(t *testing.T) {
 		"aof_rewrites_consecutive_failures": "0"})
 	mustDo(t, c, redistest.Bulk("v"), "GET", "k19")
 }
+
+// With --workers N the rewrite's captures would race: it is refused with
+// Redis's reply for a rewrite that cannot start.
+func TestBgrewriteaofRefusedWithWorkers(t *testing.T) {
+	dir := t.TempDir()
+	c := startInDir(t, dir, "--workers", "4")
+	mustDo(t, c, "-ERR Can't execute an AOF background rewriting. Please check the server logs for more information.\r\n", "BGREWRITEAOF")
+	wantFields(t, persistence(t, c), map[string]string{"aof_rewrites": "0", "aof_rewrite_in_progress": "0"})
+	if _, err := os.Stat(filepath.Join(dir, "appendonly.aof")); err == nil {
+		t.Fatal("an AOF file was written with --workers 4")
+	}
+}
