@@ -103,6 +103,9 @@ func (s *Server) pauseClients(kind pauseKind, endMs int64) {
 // unpauseClients ends the pause and lets the postponed clients run again.
 func (s *Server) unpauseClients() {
 	s.pause.kind, s.pause.endMs = pauseOff, 0
+	if s.repl.failover.state != failoverNone { // FAILOVER's own pause lasts until it ends (failover.go)
+		s.pause.kind, s.pause.endMs = pauseWrite, failoverPauseEnd
+	}
 	s.releasePostponed()
 }
 

@@ -68,6 +68,8 @@ type replication struct {
 
 	syncFull, syncPartialOK, syncPartialErr int64
 
+	failover failoverState // a running FAILOVER (failover.go)
+
 	// the replica side (replication_replica.go)
 	link     *masterLink
 	mc       *Client // runs the master's stream
@@ -149,6 +151,7 @@ func commandsReplication() []*command {
 		{name: "slaveof", arity: 3, flags: flagAdmin | flagNoScript, fn: cmdReplicaof},
 		{name: "role", arity: 1, flags: flagNoScript, fn: cmdRole},
 		{name: "wait", arity: 3, flags: flagNoScript, fn: cmdWait},
+		{name: "failover", arity: -1, flags: flagAdmin | flagNoScript, fn: cmdFailover}, // failover.go
 	}
 }
 
@@ -315,6 +318,13 @@ func cmdReplconf(x *Ctx) {
 func cmdSync(x *Ctx) {
 	s, c := x.s, x.c
 	if c.replica != nil && c.replica.attached {
+		return
+	}
+	if x.cmd.name == "psync" && x.nargs() > 3 && x.argIs(3, "failover") && !x.psyncFailover() { // failover.go
+		return
+	}
+	if s.repl.failover.state != failoverNone {
+		x.err(msgSyncFailingOver)
 		return
 	}
 	if s.isReplica() && !s.masterLinkUp() {
@@ -823,7 +833,7 @@ func infoReplication(s *Server) [][2]string {
 		first, hist = b.start, b.histlen
 	}
 	return append(f, [][2]string{
-		{"master_failover_state", "no-failover"},
+		{"master_failover_state", s.failoverStateName()}, // failover.go
 		{"master_replid", s.replID},
 		{"master_replid2", id2},
 		{"master_repl_offset", strconv.FormatInt(rs.offset, 10)},
@@ -871,7 +881,8 @@ func (s *Server) replCron() {
 		// gets its first PING a period later, not at once.
 		rs.lastPing = now
 	}
-	if len(rs.replicas) > 0 && !s.isReplica() && now.Sub(rs.lastPing) >= period {
+	// no PING during a FAILOVER: the replicas must catch up with a still stream
+	if len(rs.replicas) > 0 && !s.isReplica() && rs.failover.state == failoverNone && now.Sub(rs.lastPing) >= period {
 		rs.lastPing = now
 		s.replFeedRaw("PING")
 	}

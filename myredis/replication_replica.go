@@ -115,6 +115,10 @@ func (s *Server) masterLinkUp() bool {
 // cmdReplicaof is REPLICAOF (SLAVEOF) host port | NO ONE.
 func cmdReplicaof(x *Ctx) {
 	s := x.s
+	if s.repl.failover.state != failoverNone { // failover.go
+		x.err(msgReplicaofFailover)
+		return
+	}
 	if x.argIs(1, "no") && x.argIs(2, "one") {
 		if s.isReplica() {
 			s.replicationUnsetMaster()
@@ -244,7 +248,9 @@ func (s *Server) syncWithMaster(l *masterLink) error {
 	var offset int64
 	var auth []string
 	var port int
+	var failover bool
 	s.submit(func() {
+		failover = s.repl.failover.state == failoverInProgress && s.repl.link == l // failover.go
 		replID, offset = s.replID, s.repl.offset+1
 		if pass := s.cfg.Repl.MasterAuth; pass != "" {
 			auth = []string{"AUTH", pass}
@@ -261,12 +267,20 @@ func (s *Server) syncWithMaster(l *masterLink) error {
 		return err
 	}
 	conn.SetDeadline(time.Now().Add(timeout))
-	if err := l.send("PSYNC", replID, strconv.FormatInt(offset, 10)); err != nil {
+	psync := []string{"PSYNC", replID, strconv.FormatInt(offset, 10)}
+	if failover { // the target becomes the master
+		psync = append(psync, "FAILOVER")
+	}
+	if err := l.send(psync...); err != nil {
+		s.failoverLinkFailed(l, failover, "Write error to failover target")
 		return err
 	}
 	reply, err := readLine(br)
 	if err != nil {
 		return err
+	}
+	if failover && !s.failoverAnswered(l, reply) {
+		return errLinkStopped
 	}
 	switch {
 	case strings.HasPrefix(reply, "+FULLRESYNC"):
