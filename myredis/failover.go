@@ -131,7 +131,7 @@ func cmdFailover(x *Ctx) {
 	}
 	*fo = failoverState{state: failoverWaitSync, host: host, port: int(port), force: force}
 	if timeout > 0 {
-		fo.endMs = s.clock.Now().UnixMilli() + timeout
+		fo.endMs = s.clock.Now().UnixMilli() + min(timeout, failoverPauseEnd/2) // no overflow
 	}
 	s.pauseClients(pauseWrite, failoverPauseEnd)
 	s.startFailoverCron()
