@@ -66,13 +66,7 @@ func cmdHset(x *Ctx) {
 	if !ok {
 		return
 	}
-	h = x.modifyHash(key, h)
-	added := 0
-	for i := 2; i < x.nargs(); i += 2 {
-		if h.set(x.args[i], own(x.args[i+1]), x.s.limits()) {
-			added++
-		}
-	}
+	added := x.modifyHash(key, h).setPairs(x.args[2:], x.s.limits())
 	x.dirty((x.nargs() - 2) / 2)
 	x.notify(notifyHash, "hset", key)
 	if x.cmd.name == "hmset" {
@@ -94,7 +88,7 @@ func cmdHsetnx(x *Ctx) {
 			return
 		}
 	}
-	x.modifyHash(key, h).set(x.args[2], own(x.args[3]), x.s.limits())
+	x.modifyHash(key, h).setPairs(x.args[2:4], x.s.limits())
 	x.dirty(1)
 	x.notify(notifyHash, "hset", key)
 	x.w.Int(1)

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math/rand/v2"
 	"sort"
+	"sync"
 	"unsafe"
 
 	"github.com/tidwall/redcon"
@@ -196,7 +197,11 @@ func packString(p []byte, a, b int) string {
 
 // find returns field's entry in the pack.
 func (h *hashValue) find(field []byte) (packEntry, bool) {
-	p := h.packBytes()
+	return findPackEntry(h.packBytes(), field)
+}
+
+// findPackEntry returns field's entry in the fields and values p.
+func findPackEntry(p []byte, field []byte) (packEntry, bool) {
 	for off := 0; off < len(p); {
 		e := nextPackEntry(p, off)
 		if string(p[e.f0:e.f1]) == string(field) {
@@ -253,6 +258,84 @@ func (h *hashValue) set(field, val []byte, lim *EncodingLimits) (added bool) {
 	p = binary.AppendUvarint(p, uint64(len(val)))
 	h.setRaw(append(p, val...))
 	return true
+}
+
+// setPairs stores the field/value pairs of kv (field, value, field, value...)
+// as set would one after the other, copying the values, and returns how many
+// fields are new. While the hash is small the pairs are applied to a reused
+// scratch buffer and the new pack is allocated once: one pack per pair, and a
+// copy of each value besides, would be garbage in the size classes of the keys
+// and the entries that stay, leaving their spans part-empty after collection
+// (docs/performance.md, "Memory per key"). Pairs past the listpack limits go to
+// the hashTable, as set does.
+func (h *hashValue) setPairs(kv [][]byte, lim *EncodingLimits) (added int) {
+	i := 0
+	if h.table() == nil {
+		added, i = h.packPairs(kv, lim)
+	}
+	if i < len(kv) {
+		t := h.table()
+		if t == nil {
+			t = h.grow()
+		}
+		for ; i < len(kv); i += 2 {
+			if t.set(kv[i], own(kv[i+1])) {
+				added++
+			}
+		}
+	}
+	return added
+}
+
+// hashScratch holds setPairs' two buffers between commands.
+var hashScratch = sync.Pool{New: func() any { return new([2][]byte) }}
+
+// hashScratchMax is the most a scratch buffer keeps between commands.
+const hashScratchMax = 64 << 10
+
+// packPairs applies the pairs of kv to the small form until one would take it
+// past the listpack limits, writes the new pack, and returns the fields added
+// and the index in kv of the first pair not applied.
+func (h *hashValue) packPairs(kv [][]byte, lim *EncodingLimits) (added, i int) {
+	maxEntries, maxValue := hashLimits(lim)
+	sc := hashScratch.Get().(*[2][]byte)
+	a, b := append(sc[0][:0], h.packBytes()...), sc[1][:0]
+	n := h.count()
+	changed := false
+	for ; i < len(kv); i += 2 {
+		field, val := kv[i], kv[i+1]
+		e, found := findPackEntry(a, field)
+		grown := len(a) + uvarintLen(len(val)) + len(val)
+		if !found {
+			grown += uvarintLen(len(field)) + len(field)
+		}
+		if int64(len(field)) > maxValue || int64(len(val)) > maxValue ||
+			!found && int64(n)+1 > maxEntries || grown > hashPackMax {
+			break
+		}
+		changed = true
+		if found { // the value replaced in place
+			b = append(b[:0], a[:e.f1]...)
+			b = binary.AppendUvarint(b, uint64(len(val)))
+			b = append(b, val...)
+			a, b = append(b, a[e.v1:]...), a
+			continue
+		}
+		a = binary.AppendUvarint(a, uint64(len(field)))
+		a = append(a, field...)
+		a = binary.AppendUvarint(a, uint64(len(val)))
+		a = append(a, val...)
+		n++
+		added++
+	}
+	if changed {
+		h.setRaw(append(newPack(n, len(a)), a...))
+	}
+	if cap(a) <= hashScratchMax && cap(b) <= hashScratchMax {
+		sc[0], sc[1] = a[:0], b[:0]
+		hashScratch.Put(sc)
+	}
+	return added, i
 }
 
 // grow turns a small hash into a hashTable with the same fields in the same

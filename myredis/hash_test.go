@@ -553,3 +553,50 @@ func TestHashLivesInItsEntry(t *testing.T) {
 
 // bytesIndexCRLF is the offset just past a bulk reply's header line.
 func bytesIndexCRLF(b []byte) int { return strings.Index(string(b), "\r\n") + 2 }
+
+// TestHsetPairsAsOneByOne checks that HSET's pairs, applied to a small hash in
+// one pass (hashValue.setPairs), behave as if set one after the other: a field
+// repeated in one command, and the conversion to a table in the middle of the
+// pairs by count or by a value's length, keeping the order.
+func TestHsetPairsAsOneByOne(t *testing.T) {
+	s := New(Config{})
+	defer s.Close()
+	s.Do("CONFIG", "SET", "hash-max-listpack-entries", "3")
+	s.Do("CONFIG", "SET", "hash-max-listpack-value", "4")
+	for _, c := range []struct {
+		args       []string
+		reply, all string
+		encoding   string
+		len        string
+	}{
+		{[]string{"HSET", "a", "f", "1", "g", "2", "f", "3"}, ":2\r\n",
+			"*4\r\n$1\r\nf\r\n$1\r\n3\r\n$1\r\ng\r\n$1\r\n2\r\n", "listpack", ":2\r\n"},
+		{[]string{"HSET", "b", "f", "1", "g", "2", "f", "3", "h", "4", "i", "5", "g", "6"}, ":4\r\n",
+			"*8\r\n$1\r\nf\r\n$1\r\n3\r\n$1\r\ng\r\n$1\r\n6\r\n$1\r\nh\r\n$1\r\n4\r\n$1\r\ni\r\n$1\r\n5\r\n", "hashtable", ":4\r\n"},
+		{[]string{"HSET", "c", "x", "1", "y", "12345", "z", "2"}, ":3\r\n",
+			"*6\r\n$1\r\nx\r\n$1\r\n1\r\n$1\r\ny\r\n$5\r\n12345\r\n$1\r\nz\r\n$1\r\n2\r\n", "hashtable", ":3\r\n"},
+	} {
+		key := c.args[1]
+		if got := string(s.Do(c.args...)); got != c.reply {
+			t.Errorf("%v = %q, want %q", c.args, got, c.reply)
+		}
+		if got := string(s.Do("HGETALL", key)); got != c.all {
+			t.Errorf("HGETALL %s = %q, want %q", key, got, c.all)
+		}
+		if got := string(s.Do("OBJECT", "ENCODING", key)); got != "$"+strconv.Itoa(len(c.encoding))+"\r\n"+c.encoding+"\r\n" {
+			t.Errorf("OBJECT ENCODING %s = %q, want %s", key, got, c.encoding)
+		}
+		if got := string(s.Do("HLEN", key)); got != c.len {
+			t.Errorf("HLEN %s = %q, want %q", key, got, c.len)
+		}
+	}
+	if got := string(s.Do("HSETNX", "a", "f", "9")); got != ":0\r\n" {
+		t.Errorf("HSETNX on an existing field = %q", got)
+	}
+	if got := string(s.Do("HSETNX", "a", "n", "9")); got != ":1\r\n" {
+		t.Errorf("HSETNX on a new field = %q", got)
+	}
+	if got := string(s.Do("HGET", "a", "n")); got != "$1\r\n9\r\n" {
+		t.Errorf("HGET a n = %q", got)
+	}
+}
