@@ -144,7 +144,7 @@ func (s *Server) disconnectUser(u *aclUser, current *Client) {
 		if c == current {
 			c.closing = true
 		} else if c.conn != nil {
-			c.conn.NetConn().Close() // redcon's reader fails and closes the client
+			c.conn.NetConn().Close() // the connection's read fails and closes the client
 		}
 	}
 	if current != nil && current.user == u { // a client not in the list (tests)

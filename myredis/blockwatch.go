@@ -10,13 +10,13 @@ import (
 // A blocked client must still notice that its peer went away. Redis keeps reading
 // the socket of a blocked client (the bytes pile up in its query buffer, unparsed)
 // and frees the client on EOF, which takes it off every wait list before a key it
-// waited for is served. redcon reads a connection only between handler calls, and
+// waited for is served. The connection reads its socket only between handler calls, and
 // our handler waits inside the call while the client is blocked, so nobody reads the
-// socket then. The guard below redcon does it instead: while the client is blocked,
-// a goroutine reads the raw socket into the guard's held input (which redcon gets
+// socket then. The guard below the query buffer does it instead: while the client is blocked,
+// a goroutine reads the raw socket into the guard's held input (which the query buffer gets
 // first once the client is unblocked, in order) and reports EOF or an error. When
 // the client is woken, the read is interrupted with a past read deadline and the
-// goroutine is joined before redcon reads again, so the two never read at once.
+// goroutine is joined before the connection reads again, so the two never read at once.
 
 // eofWatch reads a blocked client's socket. Its goroutine is the only reader of
 // the guard while it runs.
@@ -28,7 +28,7 @@ type eofWatch struct {
 }
 
 // watchEOF starts reading the socket. Runs on the connection goroutine, which must
-// call stop before it lets redcon read again.
+// call stop before it reads again.
 func (c *guardConn) watchEOF() *eofWatch {
 	w := &eofWatch{gc: c, gone: make(chan struct{}), done: make(chan struct{})}
 	go w.read()
@@ -44,7 +44,7 @@ func (w *eofWatch) read() {
 		if n > 0 {
 			w.gc.bytes.addIn(n)
 			w.gc.held = append(w.gc.held, buf[:n]...)
-			w.gc.qbuf.Store(int64(len(w.gc.held)+len(w.gc.out)) + w.gc.g.partial)
+			w.gc.qbuf.Store(int64(len(w.gc.held) + len(w.gc.out)))
 			if l := w.gc.g.limits; l != nil && l.overQueryLimit(int64(len(w.gc.held))) { // client-query-buffer-limit
 				w.gc.readErr = errQueryBufLimit
 				close(w.gone)

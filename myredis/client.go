@@ -4,7 +4,6 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/tidwall/redcon"
 )
@@ -89,9 +88,14 @@ type Client struct {
 	tracking *clientTracking
 	// replica is set by REPLCONF, SYNC and PSYNC (replication.go); executor-owned
 	replica *replica
-	// unparsed is the size of the command running now: Redis keeps it in the
-	// query buffer until it is done (CLIENT LIST's qbuf); executor-owned
-	unparsed int
+	// qb is the connection's query buffer (querybuf.go), nil for internal clients
+	qb *queryBuf
+	// argvMem is the running (or blocked) command's argument bytes, CLIENT
+	// LIST's argv-mem, and argc its argument count; executor-owned
+	argvMem, argc int64
+	// replyPeak is the most the reply buffer held after a batch since the last
+	// reset (CLIENT LIST's rbp; memory.go resets it); executor-owned
+	replyPeak int64
 	// noEvict: CLIENT NO-EVICT ON, exempt from client eviction (client_evict.go)
 	noEvict bool
 	// memCounted is c's share of the clients' memory total (client_evict.go)
@@ -120,6 +124,9 @@ func newClient(s *Server, conn redcon.Conn) *Client {
 		if nc := conn.NetConn(); nc != nil {
 			c.laddr = nc.LocalAddr().String()
 		}
+		if sc, ok := conn.(*srvConn); ok {
+			c.qb = &sc.qb
+		}
 		if gc, ok := conn.NetConn().(*guardConn); ok {
 			c.guard = gc
 			gc.authed.Store(c.authed)
@@ -141,28 +148,34 @@ func (c *Client) info(now time.Time) string {
 		idle = age
 	}
 	flags := c.flags()
-	subs, omem := c.pubsubCounts()
+	subs, _ := c.pubsubCounts()
 	multi := -1
 	if c.multi != nil {
 		multi = len(c.multi.cmds)
 	}
-	fd, qbuf := -1, int64(0)
+	fd := -1
 	if c.guard != nil {
-		fd, qbuf = c.guard.fd, c.guard.qbuf.Load()
+		fd = c.guard.fd
 	}
-	qbuf += int64(c.unparsed)
+	m := c.memory()
 	// Replies are written to the socket by the connection right after each
-	// batch: no output waits in a list between batches, so omem is 0.
-	// A subscriber's outbox is its output list: omem is what waits there.
-	totMem := qbuf + c.replyMem + omem + int64(unsafe.Sizeof(*c))
+	// batch: between batches nothing waits in a reply list (obl, oll and omem
+	// 0), but a subscriber's outbox is its output list: oll its messages, omem
+	// their bytes. While the client's own batch runs (CLIENT LIST on itself),
+	// obl is what its reply buffer holds so far.
+	obl := int64(0)
+	if c == c.s.runningClient {
+		obl = int64(c.out.Len())
+	}
 	return "id=" + strconv.FormatInt(c.id, 10) +
 		" addr=" + c.addr + " laddr=" + c.laddr + " fd=" + strconv.Itoa(fd) + " name=" + c.name +
 		" age=" + strconv.FormatInt(age, 10) + " idle=" + strconv.FormatInt(idle, 10) +
 		" flags=" + flags + " db=" + strconv.Itoa(c.db.id) +
 		" sub=" + strconv.Itoa(subs[subChannel]) + " psub=" + strconv.Itoa(subs[subPattern]) +
 		" ssub=" + strconv.Itoa(subs[subShard]) + " multi=" + strconv.Itoa(multi) +
-		" qbuf=" + strconv.FormatInt(qbuf, 10) + " qbuf-free=0 argv-mem=0 multi-mem=0 rbs=" + strconv.FormatInt(c.replyMem, 10) +
-		" rbp=0 obl=0 oll=0 omem=" + strconv.FormatInt(omem, 10) + " tot-mem=" + strconv.FormatInt(totMem, 10) + " events=r" +
+		" qbuf=" + itoa(m.qbuf) + " qbuf-free=" + itoa(m.qbufFree) + " argv-mem=" + itoa(c.argvMem) +
+		" multi-mem=" + itoa(m.multi) + " rbs=" + itoa(c.replyMem) + " rbp=" + itoa(min(c.replyPeak, c.replyMem)) +
+		" obl=" + itoa(obl) + " oll=" + itoa(m.oll) + " omem=" + itoa(m.omem) + " tot-mem=" + itoa(m.total) + " events=r" +
 		" cmd=" + c.lastCmd + " user=" + c.userName() + " redir=-1 resp=" + strconv.Itoa(c.resp) +
 		" lib-name=" + c.libName + " lib-ver=" + c.libVer + "\n"
 }

@@ -60,18 +60,8 @@ func (s *Server) clientEvictLimit() int64 {
 }
 
 // clientMemAll is c's memory for eviction: its buffers and structure, and
-// the arguments queued in its MULTI.
-func clientMemAll(c *Client) int64 {
-	n := clientMem(c) // memory.go
-	if c.multi != nil {
-		for _, q := range c.multi.cmds {
-			for _, a := range q.args {
-				n += int64(len(a))
-			}
-		}
-	}
-	return n
-}
+// the arguments queued in its MULTI (all in clientMem now, memory.go).
+func clientMemAll(c *Client) int64 { return clientMem(c) }
 
 // evictable reports whether eviction may close c (Redis's clientEvictionAllowed).
 func (s *Server) evictable(c *Client) bool {
@@ -105,9 +95,9 @@ func (s *Server) evictsCaller(c *Client, args [][]byte) bool {
 		s.clientEvictResum()
 	}
 	was := c.closing
-	now := clientMemAll(c)
-	for _, a := range args {
-		now += int64(len(a))
+	now := clientMemAll(c) // with argv-mem: the request's arguments (runBatch sets it)
+	if c.argc == 0 {       // a command not from the client's own request
+		now += argvBytes(args)
 	}
 	s.cev.total += now - c.memCounted
 	c.memCounted = now // measured again without the arguments after the batch
@@ -171,7 +161,7 @@ func (s *Server) evictClients() {
 			s.overheadMem.Store(0)
 		}
 		c.closing = true
-		c.conn.NetConn().Close() // redcon's reader fails and closes the client
+		c.conn.NetConn().Close() // the connection's read fails and closes the client
 	}
 	if s.cev.total >= limit {
 		s.log.Warn("over client maxmemory after evicting all evictable clients")

@@ -125,7 +125,8 @@ func memoryStats(x *Ctx) {
 	o := s.memoryOverhead()
 	dataset := max(used-o.total, 0)
 	rss := int64(processRSS())
-	x.w.Map(len(o.dbs) + 17)
+	al := readAllocator() // memory.go: the Go runtime's figures for jemalloc's
+	x.w.Map(len(o.dbs) + 27)
 	pair := func(k string, v int64) { x.w.BulkString(k); x.w.Int(v) }
 	pair("peak.allocated", int64(s.estats.peakMemory))
 	pair("total.allocated", used)
@@ -133,14 +134,16 @@ func memoryStats(x *Ctx) {
 	pair("replication.backlog", 0)
 	pair("clients.slaves", 0)
 	pair("clients.normal", o.clients)
+	pair("cluster.links", 0) // no cluster bus: Redis too reports 0 outside cluster mode
 	pair("aof.buffer", 0)
 	pair("lua.caches", 0)
 	pair("functions.caches", 0)
 	for _, d := range o.dbs {
 		x.w.BulkString("db." + strconv.Itoa(d.id))
-		x.w.Map(2)
+		x.w.Map(3)
 		pair("overhead.hashtable.main", d.main)
 		pair("overhead.hashtable.expires", d.expires)
+		pair("overhead.hashtable.slot-to-keys", 0) // kept only in cluster mode, as Redis
 	}
 	pair("overhead.total", o.total)
 	pair("keys.count", o.keys)
@@ -154,6 +157,16 @@ func memoryStats(x *Ctx) {
 	x.w.Double(100 * float64(dataset) / float64(max(used-startupMemory, 1)))
 	x.w.BulkString("peak.percentage")
 	x.w.Double(100 * float64(used) / float64(max(int64(s.estats.peakMemory), 1)))
+	pair("allocator.allocated", al.allocated)
+	pair("allocator.active", al.active)
+	pair("allocator.resident", al.resident)
+	ratio := func(k string, a, b int64) { x.w.BulkString(k); x.w.Double(float64(a) / float64(max(b, 1))) }
+	ratio("allocator-fragmentation.ratio", al.active, al.allocated)
+	pair("allocator-fragmentation.bytes", al.active-al.allocated)
+	ratio("allocator-rss.ratio", al.resident, al.active)
+	pair("allocator-rss.bytes", al.resident-al.active)
+	ratio("rss-overhead.ratio", rss, al.resident) // the rest of the process: runtime, code, freed pages not yet returned
+	pair("rss-overhead.bytes", rss-al.resident)
 	x.w.BulkString("fragmentation")
 	x.w.Double(float64(rss) / float64(max(used, 1)))
 	pair("fragmentation.bytes", rss-used)

@@ -534,19 +534,28 @@ func infoServer(s *Server) [][2]string {
 }
 
 func infoClients(s *Server) [][2]string {
+	s.memoryCron() // memory.go: the recent peaks include this moment
 	s.mu.Lock()
-	n, blocked := len(s.clients), 0
+	n, blocked, timed := len(s.clients), 0, 0
 	for _, c := range s.clients {
 		if c.blocked != nil { // on keys, in WAIT, or postponed by CLIENT PAUSE
 			blocked++
+			if !c.blocked.deadline.IsZero() {
+				timed++
+			}
 		}
 	}
 	s.mu.Unlock()
+	in, out := s.recentBufPeaks()
 	return [][2]string{
 		{"connected_clients", strconv.Itoa(n)},
+		{"cluster_connections", "0"}, // no cluster bus
 		{"maxclients", strconv.Itoa(s.cfg.MaxClients)},
+		{"client_recent_max_input_buffer", itoa(in)},
+		{"client_recent_max_output_buffer", itoa(out)},
 		{"blocked_clients", strconv.Itoa(blocked)},
 		s.trackingInfoClients()[0],
+		{"clients_in_timeout_table", strconv.Itoa(timed)},
 	}
 }
 

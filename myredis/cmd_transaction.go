@@ -13,8 +13,9 @@ func commandsTransaction() []*command {
 
 // multiState is a client's open transaction.
 type multiState struct {
-	cmds   []queuedCmd
-	failed bool // a command was rejected while queueing: EXEC aborts
+	cmds    []queuedCmd
+	failed  bool  // a command was rejected while queueing: EXEC aborts
+	argvMem int64 // the queued arguments' bytes and pointers (Redis's mstate.argv_len_sums)
 }
 
 type queuedCmd struct {
@@ -24,6 +25,7 @@ type queuedCmd struct {
 
 func (m *multiState) queue(cmd *command, args [][]byte) {
 	m.cmds = append(m.cmds, queuedCmd{cmd, args})
+	m.argvMem += argvBytes(args) + 8*int64(len(args))
 }
 
 type watchedKey struct {
@@ -69,7 +71,7 @@ func (c *Client) recycle(m *multiState) {
 		return // let a huge queue go
 	}
 	clear(m.cmds)
-	m.cmds, m.failed = m.cmds[:0], false
+	m.cmds, m.failed, m.argvMem = m.cmds[:0], false, 0
 	c.spareMulti = m
 }
 

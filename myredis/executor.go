@@ -97,7 +97,7 @@ func (s *Server) runBatch(c *Client) {
 		c.multi.failed = true // commands of the transaction were answered BUSY
 	}
 	for i, cmd := range c.cmds {
-		c.unparsed = len(cmd.Raw) // CLIENT LIST's qbuf holds the running command, as Redis's
+		c.argvMem, c.argc = argvBytes(cmd.Args), int64(len(cmd.Args)) // CLIENT LIST's argv-mem
 		mark := c.out.Len()
 		s.call(c, cmd.Args, &c.out)
 		if c.replyOff || c.replySkip || c.replySkipNext {
@@ -118,8 +118,8 @@ func (s *Server) runBatch(c *Client) {
 			break
 		}
 	}
+	batchRan(c)
 	c.cmds = c.cmds[:0]
-	c.unparsed = 0
 	if !s.par.on { // workers run batches side by side (workers.go)
 		s.runningClient = nil
 	}
@@ -132,6 +132,7 @@ func (s *Server) runBatch(c *Client) {
 	}
 	c.lastActive.Store(s.lruClock.Load()) // the batch's clock reading (runBatch's start)
 	c.replyMem = int64(cap(c.out.Bytes()) + cap(c.blockOut.Bytes()))
+	c.replyPeak = max(c.replyPeak, int64(c.out.Len()))
 	if s.cfg.MaxMemoryClients != 0 {
 		s.clientMemAfterBatch(c) // client_evict.go: measures replyMem, so after it
 	}
@@ -533,6 +534,7 @@ func (s *Server) unblock(c *Client) {
 		return
 	}
 	c.blocked = nil
+	c.argvMem, c.argc = 0, 0 // the command is done: its arguments go (CLIENT LIST's argv-mem)
 	if bs.postponed {
 		s.dropPostponed(c) // pause.go
 	}
@@ -645,4 +647,37 @@ func (x *Ctx) propagateAs(args ...string) {
 		return
 	}
 	x.rewrite = bargs(args...)
+}
+
+// batchRan notes, after a batch, what CLIENT LIST shows of it: the query buffer
+// no longer holds the requests that ran (Redis cuts them off; those a blocked
+// command holds back stay), and the arguments are freed unless the command
+// blocked, as Redis keeps a blocked client's argv. Runs on the executor.
+func batchRan(c *Client) {
+	blocked := c.blocked != nil
+	if !blocked {
+		c.argvMem, c.argc = 0, 0
+	}
+	if c.qb == nil {
+		return
+	}
+	var ran int
+	for _, cmd := range c.cmds {
+		ran += len(cmd.Raw)
+	}
+	if blocked {
+		for _, cmd := range c.pending {
+			ran -= len(cmd.Raw)
+		}
+	}
+	c.qb.ran.Add(int64(ran))
+}
+
+// argvBytes is the arguments' length (Redis's argv_len_sum).
+func argvBytes(args [][]byte) int64 {
+	var n int64
+	for _, a := range args {
+		n += int64(len(a))
+	}
+	return n
 }

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 	"unsafe"
 )
 
@@ -221,11 +222,15 @@ func (s *Server) usedMemoryNow() int64 {
 // memoryCron sums the clients' memory (as CLIENT LIST's tot-mem) and notes the
 // peak. Runs on the executor with the stats cron.
 func (s *Server) memoryCron() {
+	slot := s.recentBufSlot()
 	s.mu.Lock()
 	var sum int64
 	for _, c := range s.clients {
 		if !c.closing { // an evicted client's memory is given back at once (client_evict.go)
-			sum += clientMem(c)
+			m := c.memory()
+			sum += m.total
+			s.recentIn[slot] = max(s.recentIn[slot], m.input)
+			s.recentOut[slot] = max(s.recentOut[slot], m.omem)
 		}
 	}
 	s.mu.Unlock()
@@ -233,14 +238,72 @@ func (s *Server) memoryCron() {
 	s.notePeak(uint64(s.usedMemoryNow()))
 }
 
-// clientMem is one client's buffers and structure. Runs on the executor.
-func clientMem(c *Client) int64 {
-	var qbuf int64
-	if c.guard != nil {
-		qbuf = c.guard.qbuf.Load()
+// recentSlots is how many seconds INFO's client_recent_max_input_buffer and
+// client_recent_max_output_buffer look back (Redis's CLIENTS_PEAK_MEM_USAGE_SLOTS).
+const recentSlots = 8
+
+// recentBufSlot is this second's slot of the recent peaks; the next second's
+// slot is emptied for its turn, as Redis's clientsCron does. Runs on the executor.
+func (s *Server) recentBufSlot() int {
+	sec := time.Now().Unix()
+	slot := int(sec % recentSlots)
+	if sec != s.recentSec {
+		s.recentSec = sec
+		next := (slot + 1) % recentSlots
+		s.recentIn[next], s.recentOut[next] = 0, 0
 	}
-	_, omem := c.pubsubCounts()
-	return qbuf + c.replyMem + omem + int64(unsafe.Sizeof(*c))
+	return slot
+}
+
+// recentBufPeaks is the biggest input (query buffer and arguments) and output
+// list any client had in the last recentSlots seconds. Runs on the executor.
+func (s *Server) recentBufPeaks() (in, out int64) {
+	for i := range recentSlots {
+		in, out = max(in, s.recentIn[i]), max(out, s.recentOut[i])
+	}
+	return in, out
+}
+
+// clientMem is one client's buffers and structure (CLIENT LIST's tot-mem).
+// Runs on the executor.
+func clientMem(c *Client) int64 { return c.memory().total }
+
+// clientMemory is a client's memory, as Redis's getClientMemoryUsage counts it.
+type clientMemory struct {
+	qbuf, qbufFree int64 // the query buffer: unrun bytes, room left
+	multi          int64 // queued MULTI commands' arguments (multi-mem)
+	input          int64 // query buffer allocation and arguments (client_recent_max_input_buffer)
+	omem, oll      int64 // the output list: bytes, buffers (a subscriber's outbox)
+	total          int64 // tot-mem
+}
+
+// memory measures c. Runs on the executor.
+func (c *Client) memory() clientMemory {
+	var m clientMemory
+	var qalloc int64 // the query buffer's allocation
+	if c.guard != nil {
+		m.qbuf = c.guard.qbuf.Load() // read, not handed to the query buffer yet
+		qalloc = m.qbuf
+	}
+	if c.qb != nil {
+		m.qbuf += c.qb.queued()
+		m.qbufFree = c.qb.free()
+		qalloc += c.qb.size.Load()
+	}
+	if c.ps != nil && c.ps.out != nil {
+		omem, oll := c.ps.out.usage()
+		m.omem, m.oll = int64(omem), int64(oll)
+	}
+	multiOver := int64(0) // multiStateMemOverhead: queued commands, WATCHed keys
+	if c.multi != nil {
+		m.multi = c.multi.argvMem
+		multiOver = m.multi + int64(cap(c.multi.cmds))*int64(unsafe.Sizeof(queuedCmd{}))
+	}
+	multiOver += int64(len(c.watched)) * int64(unsafe.Sizeof(watchedKey{}))
+	m.input = qalloc + c.argvMem + 8*c.argc
+	m.total = m.omem + qalloc + int64(unsafe.Sizeof(*c)) + c.replyMem +
+		c.argvMem + 8*c.argc + multiOver
+	return m
 }
 
 // memOverhead is Redis's getMemoryOverheadData: what is not the dataset.
@@ -291,8 +354,7 @@ func (s *Server) memoryInfo() [][2]string {
 	o := s.memoryOverhead()
 	dataset := max(used-o.total, 0)
 	rss := processRSS()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
+	al := readAllocator()
 	peak := s.estats.peakMemory
 	return append(append([][2]string{
 		{"used_memory", itoa(used)},
@@ -306,9 +368,9 @@ func (s *Server) memoryInfo() [][2]string {
 		{"used_memory_startup", itoa(startupMemory)},
 		{"used_memory_dataset", itoa(dataset)},
 		{"used_memory_dataset_perc", percent(dataset, used-startupMemory)},
-		{"allocator_allocated", itoa(int64(m.HeapAlloc))}, // Go's heap: live objects and garbage not yet swept
-		{"allocator_active", itoa(int64(m.HeapInuse))},
-		{"allocator_resident", itoa(int64(m.HeapInuse + m.StackInuse))},
+		{"allocator_allocated", itoa(al.allocated)},
+		{"allocator_active", itoa(al.active)},
+		{"allocator_resident", itoa(al.resident)},
 		{"total_system_memory", itoa(int64(totalSystemMemory()))},
 		{"total_system_memory_human", humanBytes(totalSystemMemory())},
 	}, s.scriptsInfo()...), [][2]string{
@@ -323,6 +385,18 @@ func (s *Server) memoryInfo() [][2]string {
 		{"mem_allocator", memAllocator()},
 		{"lazyfree_pending_objects", "0"},
 	}...)
+}
+
+// allocatorFigures are jemalloc's allocated/active/resident as the Go runtime
+// has them: allocated is the heap's objects (live, and garbage not yet swept),
+// active the heap's spans in use (objects plus their spans' free slots), resident
+// those spans plus the goroutine stacks. There is no jemalloc to ask.
+type allocatorFigures struct{ allocated, active, resident int64 }
+
+func readAllocator() allocatorFigures {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return allocatorFigures{int64(m.HeapAlloc), int64(m.HeapInuse), int64(m.HeapInuse + m.StackInuse)}
 }
 
 // percent is Redis's "%.2f%%" of part in whole.

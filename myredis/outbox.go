@@ -77,7 +77,7 @@ func (o *outbox) push(b []byte, lim obufLimit, now time.Time) bool {
 	}
 	o.mu.Unlock()
 	if over {
-		o.conn.Close() // redcon's reader fails and the client is freed (forgetClient)
+		o.conn.Close() // the connection's read fails and the client is freed (forgetClient)
 	}
 	return !over
 }
@@ -101,9 +101,22 @@ func (o *outbox) overLimit(used uint64, lim obufLimit, now time.Time) bool {
 
 // pending is the number of bytes queued or being written.
 func (o *outbox) pending() int {
+	n, _ := o.usage()
+	return n
+}
+
+// usage is the bytes queued or being written and the buffers holding them
+// (the queued one, the one being written): CLIENT LIST's omem and oll.
+func (o *outbox) usage() (bytes, bufs int) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return len(o.buf) + o.inflight
+	if len(o.buf) > 0 {
+		bufs++
+	}
+	if o.inflight > 0 {
+		bufs++
+	}
+	return len(o.buf) + o.inflight, bufs
 }
 
 // writeLoop runs on the outbox's own goroutine until the outbox closes: it hands

@@ -136,6 +136,7 @@ func (s *Server) releasePostponed() {
 			continue
 		}
 		c.blocked = nil
+		c.argvMem, c.argc = 0, 0
 		c.blockOut.Reset()
 		s.release(c.wake)
 	}

@@ -4,16 +4,17 @@ import (
 	"bytes"
 	"errors"
 	"net"
+	"os"
 	"strconv"
 	"sync/atomic"
 )
 
-// redcon parses RESP, but not as Redis does: it grows its buffer for whatever bulk
-// length a client announces, refuses "*0", reads inline commands differently and
-// insists on CRLF where Redis skips any two bytes. The guard sits between the
-// socket and redcon. It follows the request stream byte for byte the way Redis's
-// processInputBuffer does (processInlineBuffer, processMultibulkBuffer) and hands
-// redcon the same requests in canonical RESP:
+// The guard sits between the socket and the query buffer (querybuf.go), whose
+// parser reads canonical RESP only (redcon's, used before, did not parse as Redis
+// does: it refused "*0", read inline commands differently, insisted on CRLF where
+// Redis skips any two bytes). It follows the request stream byte for byte the way
+// Redis's processInputBuffer does (processInlineBuffer, processMultibulkBuffer)
+// and hands the query buffer the same requests in canonical RESP:
 //
 //   - inline commands are split as sdssplitargs splits them (quotes, \xHH escapes,
 //     tabs) and re-encoded as multibulk; blank lines, "*0" and "*-1" vanish;
@@ -26,7 +27,7 @@ import (
 //     given, more than 10 arguments or a bulk over 16 KiB;
 //   - a NUL byte before a line's end stalls the request as Redis's strchr does,
 //     until 64 KiB have piled up;
-//   - a request of more than holdArgs arguments reaches redcon only once complete.
+//   - a request of more than holdArgs arguments reaches the query buffer only once complete.
 //
 // Well-formed RESP passes through untouched, without a copy.
 
@@ -35,9 +36,10 @@ const (
 	redisReadChunk = 16 * 1024 // PROTO_IOBUF_LEN: Redis checks line sizes after each read
 	unauthMaxArgs  = 10        // more arguments need AUTH first
 	unauthMaxBulk  = 16384     // bigger bulks need AUTH first
-	// holdArgs: a request with more arguments is held until complete. redcon
-	// re-parses an unfinished request from its start on every read, looping over
-	// the announced count, so "*2147483647" alone would cost seconds per read.
+	// holdArgs: a request with more arguments is held until complete. The query
+	// buffer re-parses an unfinished request's headers from its start on reads
+	// that do not complete the bulk it waits for: many small arguments would cost
+	// that many steps per read.
 	holdArgs = 1024
 )
 
@@ -101,12 +103,12 @@ func (l guardListener) Accept() (net.Conn, error) {
 	return gc, nil
 }
 
-// guardConn is a client socket as redcon reads it.
+// guardConn is a client socket as the query buffer reads it.
 type guardConn struct {
 	net.Conn
 	g       respGuard
 	authed  atomic.Bool // the client has authenticated; set by the executor
-	out     []byte      // canonical bytes not yet handed to redcon
+	out     []byte      // canonical bytes not yet handed to the query buffer
 	outBuf  []byte
 	held    []byte // input not parsed yet: requests wait while AUTH is pending
 	failMsg string // protocol error to send once out is drained
@@ -114,7 +116,7 @@ type guardConn struct {
 
 	bytes *netCounters // the server's byte counts
 	fd    int          // the socket's descriptor, for CLIENT LIST
-	qbuf  atomic.Int64 // input read but not run yet (an unfinished request's bytes too), for CLIENT LIST
+	qbuf  atomic.Int64 // input read and not handed to the query buffer yet (CLIENT LIST's qbuf adds it)
 }
 
 // Write counts what the server sends.
@@ -126,7 +128,7 @@ func (c *guardConn) Write(p []byte) (int, error) {
 
 func (c *guardConn) Read(p []byte) (int, error) {
 	n, err := c.read(p)
-	c.qbuf.Store(int64(len(c.held)+len(c.out)) + c.g.partial)
+	c.qbuf.Store(int64(len(c.held) + len(c.out)))
 	return n, err
 }
 
@@ -158,6 +160,9 @@ func (c *guardConn) read(p []byte) (int, error) {
 			var err error
 			n, err = c.Conn.Read(p)
 			c.bytes.addIn(n)
+			if err != nil && n == 0 && errors.Is(err, os.ErrDeadlineExceeded) {
+				return 0, err // the query buffer's trim wakes the read (querybuf.go): not the end
+			}
 			if err != nil {
 				c.readErr = err
 			}
@@ -265,8 +270,6 @@ type respGuard struct {
 	req       []byte
 	reqBytes  int64 // payload bytes the current request announced so far
 	overLimit bool  // the request passed client-query-buffer-limit: close, no reply
-	reqStart  int   // where the current request began in this chunk, -1 if earlier
-	partial   int64 // bytes of the unfinished request read so far (Redis's querybuf holds them)
 }
 
 // pass and lit emit through the emitter, or into req while holding a request.
@@ -298,7 +301,6 @@ func (g *respGuard) feed(e *emitter) (int, string) {
 	in := e.in
 	i := 0
 	g.lineStart = -1 // a line in progress began in an earlier chunk
-	g.reqStart = -1
 	fail := func(msg string) (int, string) {
 		e.dropRequest()
 		g.holding, g.req = false, nil
@@ -313,7 +315,7 @@ func (g *respGuard) feed(e *emitter) (int, string) {
 				return i, "" // let the requests so far run: one may be AUTH
 			}
 			e.reqMark = e.len()
-			g.reqBytes, g.reqStart, g.partial = 0, i, 0
+			g.reqBytes = 0
 			g.line, g.lineLen, g.lineStart = g.line[:0], 0, i
 			if in[i] == '*' {
 				g.state, g.lineLen = gCount, 1
@@ -490,22 +492,7 @@ func (g *respGuard) feed(e *emitter) (int, string) {
 	case g.state == gBulkHdr && g.lineLen > maxInlineLen:
 		return fail(msgProtoBigBulkCount)
 	}
-	g.notePartial(len(in))
 	return len(in), ""
-}
-
-// notePartial counts the bytes of a request still unfinished at the end of
-// a chunk of end bytes: redcon holds them until the rest arrives, and they
-// are the client's query buffer in CLIENT LIST and used_memory.
-func (g *respGuard) notePartial(end int) {
-	switch {
-	case g.state == gStart:
-		g.partial = 0
-	case g.reqStart >= 0:
-		g.partial = int64(end - g.reqStart)
-	default:
-		g.partial += int64(end)
-	}
 }
 
 // startLine begins a header line at in[i].

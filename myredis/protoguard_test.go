@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/tidwall/redcon"
 )
 
 // chunkConn is a socket that delivers fixed pieces, then EOF, and records writes.
@@ -39,23 +37,14 @@ type guardResult struct {
 	out, sent string
 }
 
-// completeRequests parses out as redcon does and re-renders the complete
-// requests; a protocol error from redcon means the guard let bad bytes through.
+// completeRequests parses out as the query buffer does and re-renders the complete
+// requests; a protocol error there means the guard let bad bytes through.
 func completeRequests(out string) (string, error) {
-	rd := redcon.NewReader(strings.NewReader(out))
-	var b strings.Builder
-	for {
-		cmds, err := rd.ReadCommands()
-		if err == io.EOF {
-			return b.String(), nil
-		}
-		if err != nil {
-			return b.String(), err
-		}
-		for _, c := range cmds {
-			b.Write(c.Raw)
-		}
+	reqs, err := readRequests([][]byte{[]byte(out)}, 0) // the query buffer's parser (querybuf.go)
+	if err == io.EOF {
+		err = nil
 	}
+	return reqs, err
 }
 
 // runGuard feeds input through a guard in the given pieces, reading with buffers

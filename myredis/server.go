@@ -31,7 +31,7 @@ type Server struct {
 	order        arrivalOrder // runs client jobs in the order their bytes arrived (order.go)
 	quit         chan struct{}
 	executorDone chan struct{}
-	rc           *redcon.Server
+	rc           *connServer // accepts and reads the connections (conn.go)
 	ln           net.Listener
 	started      time.Time
 
@@ -60,17 +60,22 @@ type Server struct {
 	replHooks     []func(db *DB, args [][]byte) // listeners of the writes for replicas only (PUBLISH)
 	par           dataLock                      // --workers N > 1 only (workers.go)
 
-	lruClock     atomic.Int64                 // unix ms, renewed as each batch starts: keys' access time (atomic: --workers runs batches at once)
-	overheadMem  atomic.Int64                 // the clients' buffers, summed ten times a second (memory.go)
-	dataUsed     int64                        // the keys' sizes: the sum of DB.used (memory.go)
-	remeasure    []pendingSize                // entries to measure after the command (memory.go)
-	ev           evictState                   // eviction (evict.go)
-	goMemLimit   goMemLimit                   // GOMEMLIMIT tied to maxmemory (maxmemory.go)
-	trims        atomic.Int64                 // times memory was returned after traffic (memtrim.go)
-	beforeSwapDB func(db1, db2 *DB)           // during an AOF rewrite: SWAPDB is about to run
-	functionsPtr atomic.Pointer[functionLibs] // FUNCTION LOAD's libraries (functions.go)
-	lua          *luaEngine                   // created by the first script
-	scriptTimeMs int64                        // while a script runs, the time it started: the clock stands still
+	lruClock    atomic.Int64 // unix ms, renewed as each batch starts: keys' access time (atomic: --workers runs batches at once)
+	overheadMem atomic.Int64 // the clients' buffers, summed ten times a second (memory.go)
+	// the biggest client input and output buffers per second of the last
+	// recentSlots (memory.go); executor-owned
+	recentIn, recentOut [recentSlots]int64
+	recentSec           int64
+	qbufEpoch           atomic.Uint64                // clientsCron's ticks: query buffers check their peak once per tick (querybuf.go)
+	dataUsed            int64                        // the keys' sizes: the sum of DB.used (memory.go)
+	remeasure           []pendingSize                // entries to measure after the command (memory.go)
+	ev                  evictState                   // eviction (evict.go)
+	goMemLimit          goMemLimit                   // GOMEMLIMIT tied to maxmemory (maxmemory.go)
+	trims               atomic.Int64                 // times memory was returned after traffic (memtrim.go)
+	beforeSwapDB        func(db1, db2 *DB)           // during an AOF rewrite: SWAPDB is about to run
+	functionsPtr        atomic.Pointer[functionLibs] // FUNCTION LOAD's libraries (functions.go)
+	lua                 *luaEngine                   // created by the first script
+	scriptTimeMs        int64                        // while a script runs, the time it started: the clock stands still
 
 	// shared with connection goroutines: BUSY replies and SCRIPT KILL
 	scriptGuard scriptGuard
@@ -201,7 +206,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	if _, ok := ln.(*portListener); !ok {
 		ln = newPortListener([]net.Listener{ln})
 	}
-	rc := redcon.NewServer(ln.Addr().String(), s.handle, s.accept, s.closed)
+	rc := newConnServer(s)
 	s.mu.Lock()
 	select {
 	case <-s.quit:

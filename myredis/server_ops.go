@@ -52,7 +52,11 @@ func (s *Server) clientsCron() {
 			return
 		case <-t.C:
 		}
+		s.queryBufCron(time.Now()) // querybuf.go
 		if !s.toExecutor(s.clientsCronTask) {
+			return
+		}
+		if tick%50 == 0 && !s.toExecutor(s.resetReplyPeaks) {
 			return
 		}
 		if tick%10 == 0 {
@@ -61,6 +65,16 @@ func (s *Server) clientsCron() {
 		if tick%10 == 0 && s.live.timeout.Load() > 0 && !s.toExecutor(s.closeIdleClients) {
 			return
 		}
+	}
+}
+
+// resetReplyPeaks starts CLIENT LIST's rbp again, every five seconds as Redis's
+// reply-buffer-peak-reset-time. Runs on the executor.
+func (s *Server) resetReplyPeaks() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.clients {
+		c.replyPeak = 0
 	}
 }
 
@@ -92,7 +106,7 @@ func (s *Server) closeIdleClients() {
 		}
 		if (now.UnixMilli()-last)/1000 > limit {
 			s.log.Debug("closing idle client", "id", c.id, "addr", c.addr)
-			c.conn.NetConn().Close() // redcon's reader fails and closes the client
+			c.conn.NetConn().Close() // the connection's read fails and closes the client
 		}
 	}
 }

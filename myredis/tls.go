@@ -11,13 +11,11 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-
-	"github.com/tidwall/redcon"
 )
 
 // TLS as Redis's tls-port: a second listener whose connections speak TLS (Go's
-// crypto/tls) and are otherwise served exactly as plain ones, by a second redcon
-// server with the same handlers. redcon takes any net.Listener, so the TLS
+// crypto/tls) and are otherwise served exactly as plain ones, by a second connServer
+// (conn.go) with the same handlers. It takes any net.Listener, so the TLS
 // listener is a wrapper around a TCP one; the handshake runs on the connection's
 // own goroutine at its first read, never on the executor.
 
@@ -193,7 +191,7 @@ func loadCAs(file, dir string) (*x509.CertPool, error) {
 // Redis. CONFIG SET tls-port and bind move ln (listen.go).
 type tlsState struct {
 	cfg atomic.Pointer[tls.Config]
-	rc  *redcon.Server
+	rc  *connServer // accepts and reads the TLS connections (conn.go)
 	ln  *portListener
 }
 
@@ -259,7 +257,7 @@ func (s *Server) startTLSServer(cfg *tls.Config, lns []net.Listener) {
 	ln := newPortListener(lns)
 	st := &tlsState{ln: ln}
 	st.cfg.Store(cfg)
-	st.rc = redcon.NewServer(ln.Addr().String(), s.handle, s.accept, s.closed)
+	st.rc = newConnServer(s)
 	s.mu.Lock()
 	select {
 	case <-s.quit:
