@@ -34,7 +34,11 @@ import (
 // resized while commands keep their arguments.
 
 const (
-	qbufChunk     = 16 << 10 // PROTO_IOBUF_LEN: a new buffer's size, the room a read wants
+	// qbufFirst is a new buffer's size. Redis starts at PROTO_IOBUF_LEN (16 KiB);
+	// most clients' requests fit in far less (and the buffer counts in
+	// used_memory, which maxmemory evicts keys for), so the buffer starts small
+	// and doubles each time a read fills it.
+	qbufFirst     = 1 << 10
 	qbufResizeMin = 32 << 10 // PROTO_RESIZE_THRESHOLD
 	qbufWasteMin  = 4 << 10  // a buffer with less free space is left alone
 	qbufIdleAfter = 2 * time.Second
@@ -228,9 +232,9 @@ func (q *queryBuf) makeRoom() {
 	if q.end < cap(q.buf) && !(q.inIdl && q.end > 0) {
 		return // (the idle area only waits: a request under way gets a buffer)
 	}
-	size := qbufChunk
+	size := qbufFirst
 	if !q.inIdl { // the idle area is not a buffer to double
-		size = max(2*cap(q.buf), qbufChunk)
+		size = max(2*cap(q.buf), qbufFirst)
 	}
 	if q.need > 0 { // bytes the request at pos still lacks
 		size = max(min(size, q.pos+q.need), q.end+1)
