@@ -6,6 +6,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/tidwall/redcon"
 )
@@ -53,6 +54,7 @@ func (cs *connServer) Serve(ln net.Listener) error {
 		}
 		cs.conns = nil
 	}()
+	var backoff time.Duration
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
@@ -62,8 +64,13 @@ func (cs *connServer) Serve(ln net.Listener) error {
 			if done || errors.Is(err, net.ErrClosed) {
 				return nil
 			}
+			// Out of file descriptors and the like: wait before the next
+			// try (as net/http's Serve), not spin on the error.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			time.Sleep(backoff)
 			continue
 		}
+		backoff = 0
 		c := &srvConn{nc: nc, addr: nc.RemoteAddr().String(), wr: redcon.NewWriter(nc)}
 		c.qb.init(nc, cs.epoch)
 		cs.mu.Lock()
