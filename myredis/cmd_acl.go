@@ -47,10 +47,7 @@ func cmdACL(x *Ctx) {
 	case "dryrun":
 		x.aclDryRun()
 	case "help":
-		x.w.Array(len(aclHelp))
-		for _, line := range aclHelp {
-			x.w.Simple(line)
-		}
+		x.help(aclHelp)
 	}
 }
 

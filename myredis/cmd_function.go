@@ -70,10 +70,7 @@ func cmdFunction(x *Ctx) {
 		}
 		x.ok()
 	case "help":
-		x.w.Array(len(functionHelp))
-		for _, line := range functionHelp {
-			x.w.Simple(line)
-		}
+		x.help(functionHelp)
 	}
 }
 

@@ -97,10 +97,7 @@ func cmdObject(x *Ctx) {
 	}
 	sub := strings.ToLower(x.arg(1))
 	if sub == "help" {
-		x.w.Array(len(objectHelp))
-		for _, line := range objectHelp {
-			x.w.Simple(line)
-		}
+		x.help(objectHelp)
 		return
 	}
 	e := x.db.peek(x.arg(2))

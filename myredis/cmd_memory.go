@@ -49,10 +49,7 @@ func cmdMemory(x *Ctx) {
 	}
 	switch strings.ToLower(x.arg(1)) {
 	case "help":
-		x.w.Array(len(memoryHelp))
-		for _, line := range memoryHelp {
-			x.w.Simple(line)
-		}
+		x.help(memoryHelp)
 	case "usage":
 		memoryUsage(x)
 	case "doctor":

@@ -49,10 +49,7 @@ func cmdModule(x *Ctx) {
 	}
 	switch strings.ToLower(x.arg(1)) {
 	case "help":
-		x.w.Array(len(moduleHelp))
-		for _, line := range moduleHelp {
-			x.w.Simple(line)
-		}
+		x.help(moduleHelp)
 	case "list":
 		x.w.Array(0)
 	case "load":

@@ -80,10 +80,7 @@ func cmdPubSub(x *Ctx) {
 	}
 	switch sub := strings.ToLower(x.arg(1)); sub {
 	case "help":
-		x.w.Array(len(pubsubHelp))
-		for _, line := range pubsubHelp {
-			x.w.Simple(line)
-		}
+		x.help(pubsubHelp)
 	case "channels", "shardchannels":
 		if x.nargs() > 3 {
 			x.err(errPubSubSubcommand(x.arg(1)))

@@ -115,10 +115,7 @@ func cmdScript(x *Ctx) {
 			x.err(msgScriptDebugOption)
 		}
 	case "help":
-		x.w.Array(len(scriptHelp))
-		for _, line := range scriptHelp {
-			x.w.Simple(line)
-		}
+		x.help(scriptHelp)
 	}
 }
 

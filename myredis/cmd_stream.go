@@ -1098,10 +1098,7 @@ func cmdXgroup(x *Ctx) {
 	}
 	sub := strings.ToLower(x.arg(1))
 	if sub == "help" {
-		x.w.Array(len(xgroupHelp))
-		for _, line := range xgroupHelp {
-			x.w.Simple(line)
-		}
+		x.help(xgroupHelp)
 		return
 	}
 	mkstream := false
@@ -1711,10 +1708,7 @@ func cmdXinfo(x *Ctx) {
 	}
 	sub := strings.ToLower(x.arg(1))
 	if sub == "help" {
-		x.w.Array(len(xinfoHelp))
-		for _, line := range xinfoHelp {
-			x.w.Simple(line)
-		}
+		x.help(xinfoHelp)
 		return
 	}
 	s, ok := x.readStream(x.arg(2))
