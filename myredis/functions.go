@@ -75,6 +75,9 @@ type functionLibs struct {
 	// the libraries' memory (memory_parts.go): Redis's structures for them
 	// (libMem) and their compiled code in the Lua state
 	libsMem, protoMem int64
+	// funcSlots is the bucket count of Redis's functions dict: it grows with
+	// the functions and, as Redis's, does not shrink until FUNCTION FLUSH
+	funcSlots int
 }
 
 // functionLibs returns the server's libraries, creating their Lua state on first use.
@@ -449,6 +452,7 @@ func (f *functionLibs) install(lib *funcLib) {
 	}
 	f.libsMem += libMem(lib)
 	f.protoMem += lib.protoMem
+	f.funcSlots = max(f.funcSlots, dictSlots(len(f.funcs)))
 	f.count()
 }
 
@@ -611,7 +615,7 @@ func (f *functionLibs) restore(payload []byte, policy string, timeout time.Durat
 func (f *functionLibs) flush() {
 	f.libs = map[string]*funcLib{}
 	f.funcs = map[string]*funcDef{}
-	f.libsMem, f.protoMem = 0, 0
+	f.libsMem, f.protoMem, f.funcSlots = 0, 0, 0
 	f.count()
 }
 

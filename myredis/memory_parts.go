@@ -157,10 +157,12 @@ func libMem(lib *funcLib) int64 {
 }
 
 // cacheMem is Redis's functionsMemoryOverhead: the base, the functions dict
-// (entries and buckets) and every library's libMem.
+// (entries and buckets) and every library's libMem. (While Redis rehashes its
+// dict into a bigger table, after the fifth, ninth... function, it counts both
+// tables' buckets until later lookups finish moving them, a moment that
+// depends on its hash seed; this figure counts the bigger table alone.)
 func (f *functionLibs) cacheMem() int64 {
-	n := len(f.funcs)
-	return functionsBaseMem() + int64(n)*dictEntryBytes + 8*int64(dictSlots(n)) + f.libsMem
+	return functionsBaseMem() + int64(len(f.funcs))*dictEntryBytes + 8*int64(f.funcSlots) + f.libsMem
 }
 
 // noteCacheMem moves the figure in used_memory to f's present one. Runs on
