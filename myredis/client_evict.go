@@ -87,7 +87,7 @@ func (s *Server) evictsCaller(c *Client, args [][]byte) bool {
 	if s.clientEvictLimit() == 0 {
 		return false
 	}
-	if s.cfg.MaxMemory > 0 && s.usedMemoryNow() > int64(s.cfg.MaxMemory) {
+	if s.cfg.MaxMemory > 0 && s.usedMemoryForEvict() > int64(s.cfg.MaxMemory) {
 		// keys are about to go: other clients' buffers may have grown since
 		// their last batch (a dead client's unfinished request), so every
 		// client is measured afresh first, as Redis keeps each one's usage

@@ -118,6 +118,7 @@ func memoryDoctor(s *Server) string {
 // memoryStats is MEMORY STATS: Redis's fields, from the same figures as INFO memory.
 func memoryStats(x *Ctx) {
 	s := x.s
+	s.memoryCron() // memory.go: the clients', replicas' and AOF's buffers now
 	used := s.usedMemoryNow()
 	o := s.memoryOverhead()
 	dataset := max(used-o.total, 0)
@@ -128,13 +129,13 @@ func memoryStats(x *Ctx) {
 	pair("peak.allocated", int64(s.estats.peakMemory))
 	pair("total.allocated", used)
 	pair("startup.allocated", startupMemory)
-	pair("replication.backlog", 0)
-	pair("clients.slaves", 0)
+	pair("replication.backlog", o.backlog) // memory_parts.go, each
+	pair("clients.slaves", o.slaves)
 	pair("clients.normal", o.clients)
 	pair("cluster.links", 0) // no cluster bus: Redis too reports 0 outside cluster mode
-	pair("aof.buffer", 0)
-	pair("lua.caches", 0)
-	pair("functions.caches", 0)
+	pair("aof.buffer", o.aofBuf)
+	pair("lua.caches", o.evalCache)
+	pair("functions.caches", o.funcCache)
 	for _, d := range o.dbs {
 		x.w.BulkString("db." + strconv.Itoa(d.id))
 		x.w.Map(3)

@@ -68,7 +68,7 @@ func (e *luaEngine) load(x *Ctx, body []byte) *luaScript {
 		x.err(errMsg)
 		return nil
 	}
-	e.scripts[sha] = sc
+	e.cacheScript(sc, len(body)) // memory_parts.go
 	return sc
 }
 
@@ -93,6 +93,7 @@ func cmdScript(x *Ctx) {
 			return
 		}
 		if x.s.lua != nil {
+			x.s.addEvalCacheMem(-x.s.lua.evalCacheMem()) // memory_parts.go
 			x.s.lua.close()
 			x.s.lua = nil
 		}

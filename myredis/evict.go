@@ -197,7 +197,7 @@ func (s *Server) setLRUOrLFU(e *entry, idleSec, freq int64) {
 func (s *Server) performEvictions() int {
 	limit := int64(s.cfg.MaxMemory)
 	// a replica leaves eviction to its master (replica-ignore-maxmemory yes)
-	if limit == 0 || s.loading || s.par.on || s.isReplica() || s.paused() || s.usedMemoryNow() <= limit { // a pause keeps the data still (pause.go)
+	if limit == 0 || s.loading || s.par.on || s.isReplica() || s.paused() || s.usedMemoryForEvict() <= limit { // a pause keeps the data still (pause.go)
 		return evictOK
 	}
 	if s.ev.policy&evictNone != 0 {
@@ -205,7 +205,7 @@ func (s *Server) performEvictions() int {
 	}
 	start := time.Now() // a CPU budget on this machine, not the data's clock
 	budget := evictionTimeLimit(s.cfg.Evict.Tenacity)
-	for freed := 0; s.usedMemoryNow() > limit; {
+	for freed := 0; s.usedMemoryForEvict() > limit; { // replicas' output and the AOF buffer aside (memory_parts.go)
 		db, key := s.evictionCandidate()
 		if db == nil {
 			return evictFail

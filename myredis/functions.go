@@ -45,6 +45,8 @@ type funcLib struct {
 	name  string // as given
 	code  string // the whole FUNCTION LOAD payload, shebang included
 	funcs []*funcDef
+	// protoMem is its compiled code's memory in the Lua state (memory_parts.go)
+	protoMem int64
 }
 
 // funcDef is one registered function.
@@ -69,6 +71,13 @@ type functionLibs struct {
 	loading *funcLib    // the library being loaded, nil outside FUNCTION LOAD
 
 	libCount, funcCount atomic.Int64
+
+	// the libraries' memory (memory_parts.go): Redis's structures for them
+	// (libMem) and their compiled code in the Lua state
+	libsMem, protoMem int64
+	// funcSlots is the bucket count of Redis's functions dict: it grows with
+	// the functions and, as Redis's, does not shrink until FUNCTION FLUSH
+	funcSlots int
 }
 
 // functionLibs returns the server's libraries, creating their Lua state on first use.
@@ -76,7 +85,9 @@ func (s *Server) functionLibs() *functionLibs {
 	if f := s.functionsPtr.Load(); f != nil {
 		return f
 	}
+	start := heapAllocated()
 	f := newFunctionLibs(s)
+	funcVMBuild.note(start) // memory_parts.go: used_memory_vm_functions
 	s.functionsPtr.Store(f)
 	return f
 }
@@ -223,7 +234,7 @@ func (f *functionLibs) compileLibraryUnless(payload string, timeout time.Duratio
 	L := f.e.L
 	fn := L.NewFunctionFromProto(proto)
 	fn.Env = f.env
-	lib := &funcLib{name: md.name, code: payload}
+	lib := &funcLib{name: md.name, code: payload, protoMem: functionMem(fn)}
 
 	ctx, cancel := context.Background(), context.CancelFunc(func() {})
 	if timeout > 0 {
@@ -439,6 +450,9 @@ func (f *functionLibs) install(lib *funcLib) {
 	for _, fd := range lib.funcs {
 		f.funcs[strings.ToLower(fd.name)] = fd
 	}
+	f.libsMem += libMem(lib)
+	f.protoMem += lib.protoMem
+	f.funcSlots = max(f.funcSlots, dictSlots(len(f.funcs)))
 	f.count()
 }
 
@@ -447,12 +461,15 @@ func (f *functionLibs) remove(lib *funcLib) {
 	for _, fd := range lib.funcs {
 		delete(f.funcs, strings.ToLower(fd.name))
 	}
+	f.libsMem -= libMem(lib)
+	f.protoMem -= lib.protoMem
 	f.count()
 }
 
 func (f *functionLibs) count() {
 	f.libCount.Store(int64(len(f.libs)))
 	f.funcCount.Store(int64(len(f.funcs)))
+	f.noteCacheMem() // memory_parts.go
 }
 
 // sorted lists the libraries by name.
@@ -598,6 +615,7 @@ func (f *functionLibs) restore(payload []byte, policy string, timeout time.Durat
 func (f *functionLibs) flush() {
 	f.libs = map[string]*funcLib{}
 	f.funcs = map[string]*funcDef{}
+	f.libsMem, f.protoMem, f.funcSlots = 0, 0, 0
 	f.count()
 }
 

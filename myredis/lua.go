@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/parse"
@@ -39,6 +40,7 @@ type luaScript struct {
 	allowOOM bool           // shebang flags=allow-oom
 	// shebang flags=allow-stale: runs on a replica that may not serve stale data
 	allowStale bool
+	protoMem   int64 // its compiled code's memory in the Lua state (memory_parts.go)
 }
 
 // luaEngine owns the Lua state. Every method runs on the executor goroutine.
@@ -46,6 +48,9 @@ type luaEngine struct {
 	s       *Server
 	L       *lua.LState
 	scripts map[string]*luaScript // by lower-case SHA1 hex
+	// the cache's memory (memory_parts.go): Redis's SHA1 and body sds of each
+	// script, and the compiled code of each in the Lua state
+	shaBodyMem, protoMem int64
 
 	globals  *lua.LTable                 // the real globals, behind a read-only proxy
 	proxies  map[*lua.LTable]*lua.LTable // read-only proxy -> the table it shows
@@ -73,7 +78,9 @@ type luaEngine struct {
 // luaEngine returns the server's Lua engine, creating it on first use.
 func (s *Server) luaEngine() *luaEngine {
 	if s.lua == nil {
+		start := heapAllocated()
 		s.lua = newLuaEngine(s)
+		evalVMBuild.note(start) // memory_parts.go: used_memory_vm_eval
 	}
 	return s.lua
 }
@@ -347,6 +354,7 @@ func (e *luaEngine) compile(body, sha string) (*luaScript, string) {
 	// (with a Go map) on every call.
 	proto.IsVarArg &^= lua.VarArgNeedsArg
 	sc.fn = e.L.NewFunctionFromProto(proto)
+	sc.protoMem = functionMem(sc.fn) + int64(unsafe.Sizeof(*sc)) + int64(len(sc.sha)+len(sc.name))
 	return sc, ""
 }
 

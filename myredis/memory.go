@@ -210,31 +210,42 @@ func (s *Server) remeasureNow() {
 
 // --- the figures ---
 
-// usedMemoryNow is used_memory: start-up, dataset, and the clients' buffers
-// as last summed by memoryCron.
+// usedMemoryNow is used_memory: start-up, dataset, the clients' buffers and
+// the replicas' output as last summed by memoryCron, and the other parts of
+// memory_parts.go (backlog, AOF buffer, script caches).
 func (s *Server) usedMemoryNow() int64 {
 	if len(s.remeasure) > 0 {
 		s.remeasureNow()
 	}
-	return startupMemory + s.dataUsed + s.overheadMem.Load()
+	return startupMemory + s.dataUsed + s.overheadMem.Load() + s.mem.fixed + s.mem.aofBuf
 }
 
-// memoryCron sums the clients' memory (as CLIENT LIST's tot-mem) and notes the
-// peak. Runs on the executor with the stats cron.
+// memoryCron sums the clients' memory (as CLIENT LIST's tot-mem; a replica's
+// with its outbox, the stream not written to it yet, which CLIENT LIST does not
+// show) and the AOF buffer, and notes the peak. Runs on the executor with the
+// stats cron.
 func (s *Server) memoryCron() {
 	slot := s.recentBufSlot()
 	s.mu.Lock()
-	var sum int64
+	var sum, slaves, replOut int64
 	for _, c := range s.clients {
 		if !c.closing { // an evicted client's memory is given back at once (client_evict.go)
 			m := c.memory()
 			sum += m.total
+			if r := c.replica; r != nil && r.attached && r.out != nil {
+				out := int64(r.out.pending())
+				sum += out
+				slaves += m.total + out
+				replOut += out
+			}
 			s.recentIn[slot] = max(s.recentIn[slot], m.input)
 			s.recentOut[slot] = max(s.recentOut[slot], m.omem)
 		}
 	}
 	s.mu.Unlock()
 	s.overheadMem.Store(sum)
+	s.mem.slaves, s.mem.replOut = slaves, replOut
+	s.mem.aofBuf = s.aofBufferMem()
 	s.notePeak(uint64(s.usedMemoryNow()))
 }
 
@@ -308,8 +319,10 @@ func (c *Client) memory() clientMemory {
 
 // memOverhead is Redis's getMemoryOverheadData: what is not the dataset.
 type memOverhead struct {
-	total, clients, keys int64
-	dbs                  []dbOverhead // databases with keys
+	total, keys                  int64
+	backlog, slaves, clients     int64 // clients: the others than replicas
+	aofBuf, evalCache, funcCache int64
+	dbs                          []dbOverhead // databases with keys
 }
 
 type dbOverhead struct {
@@ -317,11 +330,14 @@ type dbOverhead struct {
 	main, expires int64
 }
 
-// memoryOverhead adds up the overhead as Redis does: start-up, clients, and
-// per database the dict entries, bucket arrays and key objects.
+// memoryOverhead adds up the overhead as Redis does: start-up, backlog,
+// replicas, clients, AOF buffer, script caches, and per database the dict
+// entries, bucket arrays and key objects.
 func (s *Server) memoryOverhead() memOverhead {
-	o := memOverhead{clients: s.overheadMem.Load()}
-	o.total = startupMemory + o.clients
+	m := &s.mem
+	o := memOverhead{backlog: m.backlog, slaves: m.slaves, clients: max(s.overheadMem.Load()-m.slaves, 0),
+		aofBuf: m.aofBuf, evalCache: m.evalCache, funcCache: m.funcCache}
+	o.total = startupMemory + o.backlog + o.slaves + o.clients + o.aofBuf + o.evalCache + o.funcCache
 	for _, db := range s.dbs {
 		n, x := db.Size(), db.Volatile()
 		if n == 0 {
@@ -356,6 +372,8 @@ func (s *Server) memoryInfo() [][2]string {
 	rss := processRSS()
 	al := readAllocator()
 	peak := s.estats.peakMemory
+	vmEval, vmFuncs := s.evalVMMem(), s.functionsVMMem() // memory_parts.go
+	ratio := func(a, b int64) string { return fmt.Sprintf("%.2f", float64(a)/float64(max(b, 1))) }
 	return append(append([][2]string{
 		{"used_memory", itoa(used)},
 		{"used_memory_human", humanBytes(uint64(used))},
@@ -373,17 +391,41 @@ func (s *Server) memoryInfo() [][2]string {
 		{"allocator_resident", itoa(al.resident)},
 		{"total_system_memory", itoa(int64(totalSystemMemory()))},
 		{"total_system_memory_human", humanBytes(totalSystemMemory())},
+		{"used_memory_lua", itoa(vmEval)}, // Redis's old name of used_memory_vm_eval
+		{"used_memory_vm_eval", itoa(vmEval)},
+		{"used_memory_lua_human", humanBytes(uint64(vmEval))},
+		{"used_memory_scripts_eval", itoa(o.evalCache)},
 	}, s.scriptsInfo()...), [][2]string{
+		{"used_memory_vm_functions", itoa(vmFuncs)},
+		{"used_memory_vm_total", itoa(vmEval + vmFuncs)},
+		{"used_memory_vm_total_human", humanBytes(uint64(vmEval + vmFuncs))},
+		{"used_memory_functions", itoa(o.funcCache)},
+		{"used_memory_scripts", itoa(o.evalCache + o.funcCache)},
+		{"used_memory_scripts_human", humanBytes(uint64(o.evalCache + o.funcCache))},
 		{"maxmemory", strconv.FormatUint(s.cfg.MaxMemory, 10)},
 		{"maxmemory_human", humanBytes(s.cfg.MaxMemory)},
 		{"maxmemory_policy", s.cfg.MaxMemPolicy},
-		{"mem_fragmentation_ratio", fmt.Sprintf("%.2f", float64(rss)/float64(max(used, 1)))},
+		{"allocator_frag_ratio", ratio(al.active, al.allocated)},
+		{"allocator_frag_bytes", itoa(al.active - al.allocated)},
+		{"allocator_rss_ratio", ratio(al.resident, al.active)},
+		{"allocator_rss_bytes", itoa(al.resident - al.active)},
+		{"rss_overhead_ratio", ratio(int64(rss), al.resident)},
+		{"rss_overhead_bytes", itoa(int64(rss) - al.resident)},
+		{"mem_fragmentation_ratio", ratio(int64(rss), used)},
 		{"mem_fragmentation_bytes", itoa(int64(rss) - used)},
-		{"mem_not_counted_for_evict", "0"},
-		{"mem_clients_slaves", "0"},
+		{"mem_not_counted_for_evict", itoa(s.notCountedForEvict())},
+		{"mem_replication_backlog", itoa(o.backlog)},
+		{"mem_total_replication_buffers", itoa(s.replBuffersMem())},
+		{"mem_clients_slaves", itoa(o.slaves)},
 		{"mem_clients_normal", itoa(o.clients)},
+		{"mem_cluster_links", "0"}, // no cluster bus: Redis too has none outside cluster mode
+		{"mem_aof_buffer", itoa(o.aofBuf)},
 		{"mem_allocator", memAllocator()},
+		{"active_defrag_running", "0"}, // the Go runtime's heap is not defragmented
 		{"lazyfree_pending_objects", "0"},
+		// no lazy freeing: UNLINK, FLUSHALL ASYNC and the like drop their values
+		// at once, and the Go collector reclaims them
+		{"lazyfreed_objects", "0"},
 	}...)
 }
 

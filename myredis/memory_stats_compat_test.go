@@ -118,3 +118,68 @@ func TestMemoryStatsAllocatorFields(t *testing.T) {
 		}
 	}
 }
+
+// TestCompatInfoMemoryFields: INFO memory names Redis 7.0.15's fields in
+// Redis's order.
+func TestCompatInfoMemoryFields(t *testing.T) {
+	redistest.SkipWithoutRedis(t)
+	real, mine := startPair(t)
+	fields := func(addr string) []string {
+		var names []string
+		for _, line := range strings.Split(redistest.Dial(t, addr).Do("INFO", "memory"), "\r\n") {
+			if k, _, ok := strings.Cut(line, ":"); ok {
+				names = append(names, k)
+			}
+		}
+		return names
+	}
+	want, got := fields(real), fields(mine)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("INFO memory fields\n got  %v\n want %v", got, want)
+	}
+}
+
+// TestCompatScriptCacheMemory: the EVAL script cache's and the functions'
+// figures (used_memory_scripts_eval, used_memory_functions and MEMORY STATS'
+// lua.caches, functions.caches) are redis-server's for the same scripts and
+// libraries, loaded, replaced, deleted and flushed. (At most four scripts and
+// four functions: beyond, Redis's dicts rehash into bigger tables and count
+// both tables' buckets until lookups, as many as its random hash seed makes
+// them, finish the move.)
+func TestCompatScriptCacheMemory(t *testing.T) {
+	redistest.SkipWithoutRedis(t)
+	real, mine := startPair(t)
+	steps := [][]string{
+		{"SCRIPT", "LOAD", "return 1"},
+		{"SCRIPT", "LOAD", "return '" + strings.Repeat("x", 100) + "'"},
+		{"EVAL", "return redis.call('ping')", "0"},
+		{"SCRIPT", "LOAD", "#!lua flags=no-writes\nreturn '" + strings.Repeat("z", 5000) + "'"},
+		{"FUNCTION", "LOAD", "#!lua name=lib1\nredis.register_function('f1', function() return 1 end)"},
+		{"FUNCTION", "LOAD", "#!lua name=lib2\nredis.register_function{function_name='f2', callback=function() return 2 end, description='a description'}\nredis.register_function('f3', function() return 3 end)"},
+		{"FUNCTION", "LOAD", "REPLACE", "#!lua name=lib1\nredis.register_function('f1', function() return 11 end)\nredis.register_function('f4', function() return 4 end)"},
+		{"FUNCTION", "DELETE", "lib2"},
+		{"FUNCTION", "DELETE", "lib1"},
+		{"FUNCTION", "LOAD", "#!lua name=lib3\nredis.register_function('f6', function() return 6 end)"},
+		{"SCRIPT", "FLUSH"},
+		{"FUNCTION", "FLUSH"},
+	}
+	rc, mc := redistest.Dial(t, real), redistest.Dial(t, mine)
+	for _, step := range steps {
+		if want, got := rc.Do(step...), mc.Do(step...); want != got {
+			t.Fatalf("%.60q: redis %q, myredis %q", step, want, got)
+		}
+		ri, mi := infoFields(t, rc.Do("INFO", "memory")), infoFields(t, mc.Do("INFO", "memory"))
+		for _, f := range []string{"used_memory_scripts_eval", "number_of_cached_scripts", "used_memory_functions", "used_memory_scripts"} {
+			if ri[f] != mi[f] {
+				t.Errorf("after %.60q: %s redis %s, myredis %s", step, f, ri[f], mi[f])
+			}
+		}
+		_, rs := memoryStats(t, rc)
+		_, ms := memoryStats(t, mc)
+		for _, f := range []string{"lua.caches", "functions.caches"} {
+			if rs[f] != ms[f] {
+				t.Errorf("after %.60q: MEMORY STATS %s redis %s, myredis %s", step, f, rs[f], ms[f])
+			}
+		}
+	}
+}

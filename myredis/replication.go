@@ -245,6 +245,7 @@ func (s *Server) ensureBacklog() {
 			s.replID, rs.replID2, rs.secondOff = randomHex(40), "", 0
 		}
 		rs.backlog = newBacklog(s.cfg.Repl.backlogSize(), rs.offset+1)
+		s.setBacklogMem(rs.backlog) // memory_parts.go
 		rs.enc.selected = -1
 		s.log.Info("replication backlog created", "replid", s.replID)
 	}
@@ -262,6 +263,7 @@ func (s *Server) ensureBacklog() {
 func (s *Server) replConfigChanged(old, next Config) {
 	if b := s.repl.backlog; b != nil && next.Repl.backlogSize() != old.Repl.backlogSize() {
 		s.repl.backlog = b.resized(next.Repl.backlogSize())
+		s.setBacklogMem(s.repl.backlog)
 	}
 }
 

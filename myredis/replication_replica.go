@@ -460,6 +460,7 @@ func (s *Server) loadFromMaster(data []byte, replID string, offset int64) error 
 	rs.offset = offset
 	rs.ackOff.Store(offset)
 	rs.backlog = nil
+	s.setBacklogMem(nil)
 	s.ensureBacklog()
 	if s.aof != nil {
 		if err := s.aof.startRewrite(); err != nil {

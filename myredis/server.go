@@ -62,6 +62,7 @@ type Server struct {
 
 	lruClock    atomic.Int64 // unix ms, renewed as each batch starts: keys' access time (atomic: --workers runs batches at once)
 	overheadMem atomic.Int64 // the clients' buffers, summed ten times a second (memory.go)
+	mem         memParts     // backlog, replicas' output, AOF buffer, script caches (memory_parts.go); executor-owned
 	// the biggest client input and output buffers per second of the last
 	// recentSlots (memory.go); executor-owned
 	recentIn, recentOut [recentSlots]int64
@@ -149,6 +150,8 @@ func New(cfg Config, opts ...Option) *Server {
 	for _, o := range opts {
 		o(s)
 	}
+	s.mem.funcCache = functionsBaseMem() // Redis's functions structures, there from start-up
+	s.mem.fixed = s.mem.funcCache
 	s.table = buildCommandTable()
 	s.acl = newACLState(s.table) // acl.go
 	s.dbs = make([]*DB, cfg.Databases)
