@@ -133,15 +133,23 @@ func openAOF(s *Server) error {
 	var loadErr error
 	start := time.Now()
 	var st loadStats
-	s.submit(func() {
-		s.loading = true
-		st, loadErr = a.load()
-		s.loading = false
-	})
+	manifest, err := a.redis7Manifest() // aof_import.go
+	if err != nil {
+		return err
+	}
+	if manifest != "" {
+		st, loadErr = a.importRedis7(manifest)
+	} else {
+		s.submit(func() {
+			s.loading = true
+			st, loadErr = a.load()
+			s.loading = false
+		})
+	}
 	if loadErr != nil {
 		return loadErr
 	}
-	if st.commands > 0 || st.keys > 0 {
+	if manifest == "" && (st.commands > 0 || st.keys > 0) {
 		s.log.Info("aof loaded", "path", a.path, "preamble_keys", st.keys, "commands", st.commands, "bytes", st.size,
 			"seconds", time.Since(start).Seconds())
 	}

@@ -290,7 +290,7 @@ func TestAOFCorruptionStopsStartUpNamingTheOffsetAndKeepsTheFile(t *testing.T) {
 		damage func(b []byte, at int) []byte
 		where  int // the offset named, from the start of the damaged command
 	}{
-		{"bad byte", func(b []byte, at int) []byte { b[at] = '#'; return b }, 0},
+		{"bad byte", func(b []byte, at int) []byte { b[at] = '?'; return b }, 0}, // ('#' starts an annotation)
 		{"bad length", func(b []byte, at int) []byte { b[at+1] = 'x'; return b }, 1},
 		{"bad bulk end", func(b []byte, at int) []byte { b[at+11] = '!'; return b }, 11},
 		{"length past the end of the file", func(b []byte, at int) []byte {
