@@ -38,10 +38,12 @@ import (
 // Under everysec and no, "on its way" ends at write(2): a killed process loses no
 // acknowledged write, a crashed machine up to about a second (everysec) of them.
 //
-// Compared with Redis 7: one file (appendfilename in dir), not a directory of base and
-// incremental files with a manifest; aof-load-truncated is always yes. With
-// aof-use-rdb-preamble yes (the default) a rewritten file begins with an RDB payload
-// (aof_preamble.go).
+// Compared with Redis 7: one file (appendfilename in dir), not a directory
+// (appenddirname) of base and incremental files with a manifest; aof-load-truncated
+// is always yes. Where Redis 7 left such a directory and MyRedis's file does not
+// exist, start-up imports it into the file and renames the directory aside
+// (aof_import.go). With aof-use-rdb-preamble yes (the default) a rewritten file
+// begins with an RDB payload (aof_preamble.go).
 
 func init() {
 	openHooks = append(openHooks, openAOF)

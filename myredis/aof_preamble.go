@@ -21,7 +21,8 @@ import (
 // rest of it.
 //
 // MyRedis keeps one AOF file (appendfilename in dir), not Redis 7's
-// appendonlydir with a manifest: the preamble is at the head of that file.
+// appendonlydir with a manifest (which it imports: aof_import.go): the preamble
+// is at the head of that file.
 // At start-up a file that begins with "REDIS" is loaded as RDB up to its EOF
 // opcode and checksum, then the commands after it are replayed as usual. A
 // damaged or truncated preamble stops start-up (Redis aborts the load too:
