@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -243,7 +244,7 @@ func (a *aof) redis7Manifest() (string, error) {
 	path := filepath.Join(dirPath, a.s.cfg.AppendFilename+".manifest")
 	info, err := os.Stat(path)
 	switch {
-	case errors.Is(err, os.ErrNotExist):
+	case errors.Is(err, os.ErrNotExist), errors.Is(err, syscall.ENOTDIR): // (appenddirname a file: Redis ignores it too)
 		return "", nil
 	case err != nil:
 		return "", fmt.Errorf("aof: looking for Redis 7's AOF manifest: %w", err)

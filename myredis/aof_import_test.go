@@ -439,6 +439,22 @@ func TestAOFImportOwnFileWins(t *testing.T) {
 	}
 }
 
+// TestAOFImportNotADirectory: an appenddirname that is a file is ignored, as
+// Redis ignores it.
+func TestAOFImportNotADirectory(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "appendonlydir"), []byte("x"), 0o644)
+	writeAOF(t, dir, []string{"SET", "mine", "1"})
+	s, err := tryOpenAOF(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := dump(s); len(got) != 1 {
+		t.Fatalf("loaded %q", got)
+	}
+}
+
 // TestAOFImportAppendDirname: appenddirname names the directory imported;
 // CONFIG GET shows it, CONFIG SET refuses it (immutable), bad names are refused
 // with Redis's texts.
