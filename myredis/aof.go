@@ -38,10 +38,12 @@ import (
 // Under everysec and no, "on its way" ends at write(2): a killed process loses no
 // acknowledged write, a crashed machine up to about a second (everysec) of them.
 //
-// Compared with Redis 7: one file (appendfilename in dir), not a directory of base and
-// incremental files with a manifest; aof-load-truncated is always yes. With
-// aof-use-rdb-preamble yes (the default) a rewritten file begins with an RDB payload
-// (aof_preamble.go).
+// Compared with Redis 7: one file (appendfilename in dir), not a directory
+// (appenddirname) of base and incremental files with a manifest; aof-load-truncated
+// is always yes. Where Redis 7 left such a directory and MyRedis's file does not
+// exist, start-up imports it into the file and renames the directory aside
+// (aof_import.go). With aof-use-rdb-preamble yes (the default) a rewritten file
+// begins with an RDB payload (aof_preamble.go).
 
 func init() {
 	openHooks = append(openHooks, openAOF)
@@ -133,15 +135,23 @@ func openAOF(s *Server) error {
 	var loadErr error
 	start := time.Now()
 	var st loadStats
-	s.submit(func() {
-		s.loading = true
-		st, loadErr = a.load()
-		s.loading = false
-	})
+	manifest, err := a.redis7Manifest() // aof_import.go
+	if err != nil {
+		return err
+	}
+	if manifest != "" {
+		st, loadErr = a.importRedis7(manifest)
+	} else {
+		s.submit(func() {
+			s.loading = true
+			st, loadErr = a.load()
+			s.loading = false
+		})
+	}
 	if loadErr != nil {
 		return loadErr
 	}
-	if st.commands > 0 || st.keys > 0 {
+	if manifest == "" && (st.commands > 0 || st.keys > 0) {
 		s.log.Info("aof loaded", "path", a.path, "preamble_keys", st.keys, "commands", st.commands, "bytes", st.size,
 			"seconds", time.Since(start).Seconds())
 	}

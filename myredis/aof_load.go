@@ -31,6 +31,9 @@ type loadStats struct {
 // errTruncated marks a command cut short by the end of the file.
 var errTruncated = errors.New("unexpected end of file")
 
+// errAnnotation is respReader.header's "an annotation line, skipped".
+var errAnnotation = errors.New("annotation")
+
 // aofCorrupt is a load failure that names where the file is damaged.
 type aofCorrupt struct {
 	path   string
@@ -44,25 +47,45 @@ func (e *aofCorrupt) Error() string {
 		e.path, e.offset, e.what)
 }
 
-// load replays the file. Runs on the executor, with s.loading set.
+// load replays the file and cuts a torn tail off it. Runs on the executor, with
+// s.loading set.
 func (a *aof) load() (loadStats, error) {
-	var st loadStats
-	f, err := os.Open(a.path)
-	if errors.Is(err, os.ErrNotExist) {
-		return st, nil
+	if _, err := os.Stat(a.path); errors.Is(err, os.ErrNotExist) {
+		return loadStats{}, nil
 	}
+	st, cut, err := a.replay(a.path)
+	if err != nil || cut < 0 {
+		return st, err
+	}
+	a.s.log.Warn("aof ends inside a command (a crash during a write?): cutting off the incomplete tail",
+		"path", a.path, "offset", cut, "bytes_cut", st.size-cut)
+	if err := os.Truncate(a.path, cut); err != nil {
+		return st, fmt.Errorf("aof: cutting the incomplete tail: %w", err)
+	}
+	st.size = cut
+	return st, nil
+}
+
+// replay runs the file at path: its RDB preamble if any, then its commands, each
+// file with a client of its own (in database 0 at the start), as Redis loads each
+// of its files. cut is where a torn tail starts (a command or MULTI ... EXEC the
+// end of the file cut short), -1 when there is none; the file is not changed.
+// Runs on the executor, with s.loading set.
+func (a *aof) replay(path string) (st loadStats, cut int64, err error) {
+	cut = -1
+	f, err := os.Open(path)
 	if err != nil {
-		return st, fmt.Errorf("aof: %w", err)
+		return st, cut, fmt.Errorf("aof: %w", err)
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return st, fmt.Errorf("aof: %w", err)
+		return st, cut, fmt.Errorf("aof: %w", err)
 	}
 
-	keys, start, err := a.loadPreamble(f, info.Size())
+	keys, start, err := a.loadPreamble(f, path, info.Size())
 	if err != nil {
-		return st, err
+		return st, cut, err
 	}
 	st.keys = keys
 	c := newClient(a.s, nil)
@@ -72,7 +95,6 @@ func (a *aof) load() (loadStats, error) {
 	rest := io.NewSectionReader(f, start, info.Size()-start)
 	r := &respReader{r: bufio.NewReaderSize(rest, 1<<20), off: start, max: a.s.cfg.ProtoMaxBulkLen, size: info.Size()}
 	multiAt := int64(-1) // offset of an open MULTI
-	var cut int64 = -1   // where a torn tail starts
 	for {
 		at := r.off
 		args, err := r.command()
@@ -81,7 +103,7 @@ func (a *aof) load() (loadStats, error) {
 		}
 		if errors.Is(err, errTruncated) {
 			if next := nextCommandStart(f, at, info.Size()); next >= 0 {
-				return st, &aofCorrupt{a.path, at, fmt.Sprintf(
+				return st, cut, &aofCorrupt{path, at, fmt.Sprintf(
 					"the command runs past the end of the file, yet another command starts at offset %d "+
 						"(a damaged length, not a write cut short)", next)}
 			}
@@ -89,10 +111,10 @@ func (a *aof) load() (loadStats, error) {
 			break
 		}
 		if err != nil {
-			return st, &aofCorrupt{a.path, r.errAt, err.Error()}
+			return st, cut, &aofCorrupt{path, r.errAt, err.Error()}
 		}
 		if a.s.table.lookup(args[0]) == nil {
-			return st, &aofCorrupt{a.path, at, fmt.Sprintf("unknown command '%s'", args[0])}
+			return st, cut, &aofCorrupt{path, at, fmt.Sprintf("unknown command '%s'", args[0])}
 		}
 		switch {
 		case eqFold(args[0], "multi"):
@@ -104,23 +126,15 @@ func (a *aof) load() (loadStats, error) {
 		a.s.call(c, args, &w)
 		st.commands++
 		if eqFold(args[0], "select") && c.multi == nil && len(w.Bytes()) > 0 && w.Bytes()[0] == '-' {
-			return st, fmt.Errorf("aof: %s at offset %d: SELECT %s failed: the file was written with more "+
-				"databases than --databases %d allows", a.path, at, args[1], a.s.cfg.Databases)
+			return st, cut, fmt.Errorf("aof: %s at offset %d: SELECT %s failed: the file was written with more "+
+				"databases than --databases %d allows", path, at, args[1], a.s.cfg.Databases)
 		}
 	}
 	if multiAt >= 0 && (cut < 0 || multiAt < cut) {
 		cut = multiAt // an unfinished transaction counts as torn: none of it applies
 	}
 	st.size = info.Size()
-	if cut >= 0 {
-		a.s.log.Warn("aof ends inside a command (a crash during a write?): cutting off the incomplete tail",
-			"path", a.path, "offset", cut, "bytes_cut", info.Size()-cut)
-		if err := os.Truncate(a.path, cut); err != nil {
-			return st, fmt.Errorf("aof: cutting the incomplete tail: %w", err)
-		}
-		st.size = cut
-	}
-	return st, nil
+	return st, cut, nil
 }
 
 // nextCommandStart looks in f[from:size] for what looks like the start of a later
@@ -199,9 +213,15 @@ type respReader struct {
 }
 
 // command reads one command. It returns io.EOF at a clean end, an error wrapping
-// errTruncated when the input ends inside the command, or a format error.
+// errTruncated when the input ends inside the command, or a format error. Lines
+// starting with '#' before a command are annotations (Redis 7 writes "#TS:<unix
+// time>" ones with aof-timestamp-enabled yes) and are skipped, as Redis's loader
+// skips them; one the file ends inside counts as a torn tail.
 func (rd *respReader) command() ([][]byte, error) {
 	n, err := rd.header('*')
+	for err == errAnnotation {
+		n, err = rd.header('*')
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -244,6 +264,12 @@ func (rd *respReader) header(kind byte) (int64, error) {
 	rd.off += int64(len(line))
 	if err == bufio.ErrBufferFull {
 		return 0, rd.bad(start, "line too long")
+	}
+	if kind == '*' && len(line) > 0 && line[0] == '#' {
+		if err != nil {
+			return 0, errTruncated
+		}
+		return 0, errAnnotation
 	}
 	if err != nil { // io.EOF
 		switch {

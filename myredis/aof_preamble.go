@@ -21,7 +21,8 @@ import (
 // rest of it.
 //
 // MyRedis keeps one AOF file (appendfilename in dir), not Redis 7's
-// appendonlydir with a manifest: the preamble is at the head of that file.
+// appendonlydir with a manifest (which it imports: aof_import.go): the preamble
+// is at the head of that file.
 // At start-up a file that begins with "REDIS" is loaded as RDB up to its EOF
 // opcode and checksum, then the commands after it are replayed as usual. A
 // damaged or truncated preamble stops start-up (Redis aborts the load too:
@@ -123,7 +124,7 @@ func (o *rdbOut) end() error { return o.s.writeRDBTrailer(o.f) }
 // loadPreamble loads the RDB payload at the head of the AOF f if there is
 // one, and returns the offset of the commands after it (0 without one).
 // Runs on the executor, with s.loading set.
-func (a *aof) loadPreamble(f *os.File, size int64) (keys int, end int64, err error) {
+func (a *aof) loadPreamble(f *os.File, path string, size int64) (keys int, end int64, err error) {
 	var sig [5]byte
 	if n, _ := f.ReadAt(sig[:], 0); n < len(sig) || string(sig[:]) != "REDIS" {
 		return 0, 0, nil
@@ -132,9 +133,9 @@ func (a *aof) loadPreamble(f *os.File, size int64) (keys int, end int64, err err
 	if _, err := io.ReadFull(io.NewSectionReader(f, 0, size), data); err != nil {
 		return 0, 0, fmt.Errorf("aof: %w", err)
 	}
-	keys, n, err := a.s.loadRDBPrefix(data, a.path, false)
+	keys, n, err := a.s.loadRDBPrefix(data, path, false)
 	if err != nil {
-		return 0, 0, fmt.Errorf("aof: reading the RDB preamble of %s (AOF loading aborted): %w", a.path, err)
+		return 0, 0, fmt.Errorf("aof: reading the RDB preamble of %s (AOF loading aborted): %w", path, err)
 	}
 	return keys, int64(n), nil
 }

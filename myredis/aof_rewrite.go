@@ -97,12 +97,7 @@ func (a *aof) startRewrite() error {
 		return errRewriteRunning
 	}
 	a.flush() // the writes so far belong to the old data, not to the buffer
-	rw := &rewrite{touched: make(map[dbKey]struct{}), dirty: a.s.dirty, keySaveDelay: a.s.cfg.RDBKeySaveDelay}
-	if a.s.cfg.aofRDBPreamble() {
-		rw.pre = a.s.newPreamble()
-	} else {
-		rw.functions = a.s.functionsRewrite()
-	}
+	rw := a.s.newRewrite()
 	a.rw, a.rewriting = rw, true
 	st := &a.s.aofrw
 	st.rewrites++ // as Redis, counted when it starts
@@ -115,6 +110,18 @@ func (a *aof) startRewrite() error {
 		a.s.submit(func() { a.rewriteDone(rw, err) })
 	}()
 	return nil
+}
+
+// newRewrite captures what a rewrite needs of the moment it starts, t0. Runs on
+// the executor.
+func (s *Server) newRewrite() *rewrite {
+	rw := &rewrite{touched: make(map[dbKey]struct{}), dirty: s.dirty, keySaveDelay: s.cfg.RDBKeySaveDelay}
+	if s.cfg.aofRDBPreamble() {
+		rw.pre = s.newPreamble()
+	} else {
+		rw.functions = s.functionsRewrite()
+	}
+	return rw
 }
 
 func (a *aof) keyCount() int {
@@ -355,33 +362,7 @@ func (a *aof) rewriteInBackground(rw *rewrite) error {
 		return err
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
-	out := a.snapshotWriter(rw, bw)
-	for {
-		var items []snapItem
-		var done bool
-		a.s.submit(func() {
-			if rw.aborted {
-				err = errRewriteAborted
-				return
-			}
-			items, done, err = a.scanStep(rw)
-		})
-		if err != nil {
-			return fail(err)
-		}
-		if err := out.items(items); err != nil {
-			return fail(err)
-		}
-		if rw.keySaveDelay != 0 {
-			for range items {
-				debugDelay(rw.keySaveDelay) // rdb_file.go
-			}
-		}
-		if done {
-			break
-		}
-	}
-	if err := out.end(); err != nil {
+	if err := a.writeSnapshot(rw, bw); err != nil {
 		return fail(err)
 	}
 	// The buffer, while it is large; the last bytes go with the switch.
@@ -414,6 +395,41 @@ func (a *aof) rewriteInBackground(rw *rewrite) error {
 		return fail(err)
 	}
 	return <-sw.result
+}
+
+// writeSnapshot writes the keys as at t0 (commands, or the RDB preamble) to bw,
+// asking the executor for them a step at a time. Runs on the rewriter (or on the
+// start-up goroutine: aof_import.go).
+func (a *aof) writeSnapshot(rw *rewrite, bw *bufio.Writer) error {
+	out := a.snapshotWriter(rw, bw)
+	for {
+		var (
+			items []snapItem
+			done  bool
+			err   error
+		)
+		a.s.submit(func() {
+			if rw.aborted {
+				err = errRewriteAborted
+				return
+			}
+			items, done, err = a.scanStep(rw)
+		})
+		if err != nil {
+			return err
+		}
+		if err := out.items(items); err != nil {
+			return err
+		}
+		if rw.keySaveDelay != 0 {
+			for range items {
+				debugDelay(rw.keySaveDelay) // rdb_file.go
+			}
+		}
+		if done {
+			return out.end()
+		}
+	}
 }
 
 // queueSwitch stops the rewrite buffer and queues the new file for the writer: what

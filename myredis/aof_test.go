@@ -290,7 +290,7 @@ func TestAOFCorruptionStopsStartUpNamingTheOffsetAndKeepsTheFile(t *testing.T) {
 		damage func(b []byte, at int) []byte
 		where  int // the offset named, from the start of the damaged command
 	}{
-		{"bad byte", func(b []byte, at int) []byte { b[at] = '#'; return b }, 0},
+		{"bad byte", func(b []byte, at int) []byte { b[at] = '?'; return b }, 0}, // ('#' starts an annotation)
 		{"bad length", func(b []byte, at int) []byte { b[at+1] = 'x'; return b }, 1},
 		{"bad bulk end", func(b []byte, at int) []byte { b[at+11] = '!'; return b }, 11},
 		{"length past the end of the file", func(b []byte, at int) []byte {
@@ -714,6 +714,8 @@ func FuzzAOFLoad(f *testing.F) {
 	f.Add(valid[:len(valid)-3])
 	f.Add([]byte("*2\r\n$3\r\nGET\r\n$99\r\nk\r\n*1\r\n$4\r\nPING\r\n"))
 	f.Add([]byte("*1\r\n$5\r\nMULTI\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n"))
+	// annotations (Redis's aof-timestamp-enabled), the last one torn
+	f.Add([]byte("#TS:1700000000\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n#TS:17"))
 	withPreamble := append(preambleSeed(f), valid...) // aof-use-rdb-preamble (aof_preamble.go)
 	f.Add(withPreamble)
 	f.Add(withPreamble[:len(withPreamble)/3])

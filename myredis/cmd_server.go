@@ -233,6 +233,7 @@ func (s *Server) configParams() map[string]func() string {
 		"appendfsync":             func() string { return c.AppendFsync },
 		"dir":                     func() string { return c.Dir },
 		"appendfilename":          func() string { return c.AppendFilename },
+		"appenddirname":           func() string { return c.AppendDirname },
 		"lua-time-limit":          func() string { return strconv.FormatInt(max(c.luaTimeLimit(), 0), 10) },
 		"busy-reply-threshold":    func() string { return strconv.FormatInt(max(c.luaTimeLimit(), 0), 10) },
 		"io-threads":              func() string { return strconv.Itoa(runtime.GOMAXPROCS(0)) },

@@ -22,6 +22,10 @@ type Config struct {
 	AppendFsync     string
 	Dir             string
 	AppendFilename  string
+	// AppendDirname is appenddirname: the directory in dir where Redis 7 keeps its
+	// multi-part AOF. MyRedis writes one file, and imports that directory at
+	// start-up (aof_import.go).
+	AppendDirname string
 	// Automatic AOF rewrite: when the file has grown by this percentage over its size
 	// after the last rewrite (100: doubled) and is at least AutoAOFRewriteMinSize bytes.
 	// Negative disables it (CONFIG SET auto-aof-rewrite-percentage 0); 0 means 100.
@@ -185,6 +189,9 @@ func (c *Config) fillDefaults() {
 	if c.AppendFilename == "" {
 		c.AppendFilename = "appendonly.aof"
 	}
+	if c.AppendDirname == "" {
+		c.AppendDirname = "appendonlydir"
+	}
 	if c.AutoAOFRewritePercentage == 0 {
 		c.AutoAOFRewritePercentage = 100
 	}
@@ -268,7 +275,11 @@ func (c *Config) Set(name, val string) error {
 	case "dir":
 		c.Dir = val
 	case "appendfilename":
+		err = checkBaseName("appendfilename", "filename", val)
 		c.AppendFilename = val
+	case "appenddirname": // immutable, as in Redis
+		err = checkBaseName("appenddirname", "dirname", val)
+		c.AppendDirname = val
 	case "auto-aof-rewrite-percentage":
 		c.AutoAOFRewritePercentage, err = strconv.Atoi(val)
 		if err == nil && c.AutoAOFRewritePercentage <= 0 {
@@ -330,6 +341,18 @@ func (c *Config) Set(name, val string) error {
 		err = errors.New("argument couldn't be parsed into an integer")
 	}
 	return err
+}
+
+// checkBaseName is Redis's isValidAOFfilename and isValidAOFdirname: a name in
+// dir, not empty and without a '/' or '\\'.
+func checkBaseName(name, what, val string) error {
+	switch {
+	case val == "":
+		return fmt.Errorf("%s can't be empty", name)
+	case strings.ContainsAny(val, `/\`):
+		return fmt.Errorf("%s can't be a path, just a %s", name, what)
+	}
+	return nil
 }
 
 // errUnknownOption is Set's error for a name it does not know.

@@ -33,7 +33,7 @@ var rewriteAliases = map[string]string{
 
 // configStringNames are written quoted; configMemoryNames as 10mb, 1gb...
 var (
-	configStringNames = map[string]bool{"requirepass": true, "dir": true, "appendfilename": true,
+	configStringNames = map[string]bool{"requirepass": true, "dir": true, "appendfilename": true, "appenddirname": true,
 		"dbfilename": true, "logfile": true, "pidfile": true, "masterauth": true, "masteruser": true}
 	configMemoryNames = map[string]bool{"auto-aof-rewrite-min-size": true, "client-query-buffer-limit": true,
 		"hash-max-listpack-value": true, "hll-sparse-max-bytes": true, "maxmemory": true, "proto-max-bulk-len": true,

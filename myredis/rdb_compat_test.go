@@ -83,7 +83,9 @@ func dumpCases() []dumpCase {
 }
 
 // read runs a read, sorting an array reply when its name starts with ^.
-func read(c *redistest.Conn, args []string) string {
+func read(c *redistest.Conn, args []string) string { return readReply(c, args) }
+
+func readReply(c *redistest.Conn, args []string) string {
 	if strings.HasPrefix(args[0], "^") {
 		return sortedArray(c.Do(append([]string{args[0][1:]}, args[1:]...)...))
 	}

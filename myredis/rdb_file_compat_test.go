@@ -71,6 +71,17 @@ func fillRDBDataset(t *testing.T, c *redistest.Conn) {
 // compareRDBDataset reads every key on both servers.
 func compareRDBDataset(t *testing.T, want, got *redistest.Conn) {
 	t.Helper()
+	compareRDBDatasetAs(t, want, got, nil)
+}
+
+// compareRDBDatasetAs is compareRDBDataset with the replies passed through
+// normalize first, when it is not nil.
+func compareRDBDatasetAs(t *testing.T, want, got *redistest.Conn, normalize func(string) string) {
+	t.Helper()
+	read := read
+	if normalize != nil {
+		read = func(c *redistest.Conn, args []string) string { return normalize(readReply(c, args)) }
+	}
 	for _, k := range rdbDataset() {
 		want.Do("SELECT", k.db)
 		got.Do("SELECT", k.db)
