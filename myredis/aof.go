@@ -143,7 +143,7 @@ func openAOF(s *Server) error {
 		st, loadErr = a.importRedis7(manifest)
 	} else {
 		s.submit(func() {
-			s.loading = true
+			s.beginLoading() // rdb_file.go
 			st, loadErr = a.load()
 			s.loading = false
 		})

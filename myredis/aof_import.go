@@ -288,7 +288,7 @@ func (a *aof) importRedis7(manifest string) (loadStats, error) {
 
 	var total loadStats
 	s.submit(func() {
-		s.loading = true // until the file is written: nothing expires meanwhile
+		s.beginLoading() // until the file is written: nothing expires meanwhile (rdb_file.go)
 		for i, f := range files {
 			path := filepath.Join(dirPath, f.name)
 			st, cut, lerr := a.replay(path)

@@ -122,8 +122,7 @@ func (a *aof) replay(path string) (st loadStats, cut int64, err error) {
 		case eqFold(args[0], "exec"):
 			multiAt = -1
 		}
-		w.Reset()
-		a.s.call(c, args, &w)
+		a.s.callInternal(c, args, &w, "the AOF loading client") // stats.go
 		st.commands++
 		if eqFold(args[0], "select") && c.multi == nil && len(w.Bytes()) > 0 && w.Bytes()[0] == '-' {
 			return st, cut, fmt.Errorf("aof: %s at offset %d: SELECT %s failed: the file was written with more "+

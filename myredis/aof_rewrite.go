@@ -78,6 +78,7 @@ type rewrite struct {
 	rdb rdbSlicer
 	// keySaveDelay is rdb-key-save-delay at t0: the rewriter pauses after each key, as Redis's
 	keySaveDelay int
+	progress     saveProgress // INFO current_save_keys_* (rdb_bgsave.go)
 }
 
 // snapItem is one key's state at t0.
@@ -89,6 +90,7 @@ type snapItem struct {
 	cmds     []byte // other types: the commands that rebuild the value, encoded
 	rec      []byte // other types, with the RDB preamble: the RDB record (type, key, value)
 	expireAt int64  // unix ms, 0 = none
+	cont     bool   // a large value's later slice (its key was counted with the first)
 }
 
 // startRewrite begins a background rewrite. Runs on the executor.
@@ -98,6 +100,7 @@ func (a *aof) startRewrite() error {
 	}
 	a.flush() // the writes so far belong to the old data, not to the buffer
 	rw := a.s.newRewrite()
+	rw.progress.total = a.s.keysNow() // rdb_bgsave.go
 	a.rw, a.rewriting = rw, true
 	st := &a.s.aofrw
 	st.rewrites++ // as Redis, counted when it starts
@@ -253,7 +256,7 @@ func (a *aof) slice(rw *rewrite) {
 }
 
 func (a *aof) captureSlice(rw *rewrite, c *zsetCapture, end int) {
-	it := snapItem{db: c.db.id, key: c.key, cmds: c.z.appendRewrite(nil, c.key, c.next, end)}
+	it := snapItem{db: c.db.id, key: c.key, cmds: c.z.appendRewrite(nil, c.key, c.next, end), cont: c.next > 0}
 	if end == c.z.sliceLen() {
 		it.expireAt = c.expireAt // after the last ZADD
 	}
@@ -421,6 +424,13 @@ func (a *aof) writeSnapshot(rw *rewrite, bw *bufio.Writer) error {
 		if err := out.items(items); err != nil {
 			return err
 		}
+		keys := 0
+		for _, it := range items {
+			if it.key != "" && !it.cont { // RDB records' later slices have no key
+				keys++
+			}
+		}
+		rw.progress.countWritten(keys)
 		if rw.keySaveDelay != 0 {
 			for range items {
 				debugDelay(rw.keySaveDelay) // rdb_file.go

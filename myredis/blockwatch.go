@@ -41,8 +41,10 @@ func (w *eofWatch) read() {
 	var buf [4096]byte
 	for {
 		n, err := w.gc.readRaw(buf[:])
+		if n > 0 || err != nil && !(w.stopping.Load() && errors.Is(err, os.ErrDeadlineExceeded)) {
+			w.gc.bytes.read(n)
+		}
 		if n > 0 {
-			w.gc.bytes.addIn(n)
 			w.gc.held = append(w.gc.held, buf[:n]...)
 			w.gc.qbuf.Store(int64(len(w.gc.held) + len(w.gc.out)))
 			if l := w.gc.g.limits; l != nil && l.overQueryLimit(int64(len(w.gc.held))) { // client-query-buffer-limit

@@ -176,7 +176,7 @@ func debugReload(x *Ctx) {
 	}
 	data, err := os.ReadFile(s.rdbPath())
 	if err == nil {
-		s.loading = true
+		s.beginLoading() // rdb_file.go
 		_, err = s.loadRDBMerge(data, s.rdbPath(), merge)
 		s.loading = false
 	}

@@ -515,21 +515,40 @@ func cmdInfo(x *Ctx) {
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
+// infoServer is Redis's server section, in its order, with MyRedis's own
+// myredis, go_version and executor_workers after the Redis fields they belong
+// with.
 func infoServer(s *Server) [][2]string {
-	up := s.clock.Now().Sub(s.started)
+	now := s.clock.Now()
+	up := now.Sub(s.started)
+	b := buildInfoOnce() // buildinfo.go
 	return [][2]string{
 		{"redis_version", redisVersion},
+		{"redis_git_sha1", b.sha1},
+		{"redis_git_dirty", strconv.Itoa(b.dirty)},
+		{"redis_build_id", b.id},
 		{"redis_mode", "standalone"},
 		{"myredis", "1"},
-		{"os", runtime.GOOS + " " + runtime.GOARCH},
-		{"arch_bits", "64"},
+		{"os", unameString()},
+		{"arch_bits", strconv.Itoa(strconv.IntSize)},
+		{"monotonic_clock", "POSIX clock_gettime"}, // Go's monotonic readings (CLOCK_MONOTONIC), as Redis's without the TSC clock
+		{"multiplexing_api", multiplexingAPI()},
+		{"atomicvar_api", "sync/atomic"}, // Go's, where Redis names its C atomics ("c11-builtin")
+		{"gcc_version", "0.0.0"},         // built by Go's compiler: Redis prints 0.0.0 when not built by GCC
 		{"go_version", runtime.Version()},
 		{"process_id", strconv.Itoa(os.Getpid())},
+		{"process_supervised", "no"}, // MyRedis does not talk to upstart or systemd (supervised is read and ignored)
 		{"run_id", s.runID},
 		{"tcp_port", strconv.Itoa(s.cfg.Port)},
+		{"server_time_usec", itoa(now.UnixMicro())},
 		{"uptime_in_seconds", itoa(int64(up / time.Second))},
 		{"uptime_in_days", itoa(int64(up / (24 * time.Hour)))},
-		{"hz", strconv.Itoa(s.cfg.Hz)},
+		{"hz", strconv.Itoa(s.cfg.Hz)}, // no dynamic-hz: the crons run at the configured rate
+		{"configured_hz", strconv.Itoa(s.cfg.Hz)},
+		{"lru_clock", strconv.FormatUint(uint64(s.lruClock24()), 10)}, // evict.go
+		{"executable", executablePath},
+		{"config_file", s.cfg.ConfigFile},
+		{"io_threads_active", "0"}, // no IO threads: connection goroutines read and write, never handed batches
 		{"executor_workers", strconv.Itoa(s.cfg.Workers)},
 	}
 }
@@ -577,36 +596,83 @@ func humanBytes(n uint64) string {
 // infoPersistence is the RDB's fields, the AOF rewrite's (kept while the AOF
 // is off, aof_detached.go) and, while it is on, the AOF's.
 func infoPersistence(s *Server) [][2]string {
-	out := append(append([][2]string{{"loading", "0"}, {"async_loading", "0"}}, s.rdbInfo()...),
-		s.aofInfo()...)
+	out := [][2]string{
+		{"loading", "0"}, {"async_loading", "0"},
+		// no fork: no page is copied on write by the kernel (a snapshot copies
+		// the keys a write is about to change instead, rdb_bgsave.go)
+		{"current_cow_peak", "0"}, {"current_cow_size", "0"}, {"current_cow_size_age", "0"},
+	}
+	out = append(out, s.saveProgressInfo()...) // rdb_bgsave.go
+	out = append(append(out, s.rdbInfo()...), s.aofInfo()...)
 	if s.persistenceInfo != nil {
 		out = append(out, s.persistenceInfo()...)
 	}
 	return out
 }
 
+// infoStats is Redis's stats section, in its order. The mechanisms MyRedis
+// does not have leave Redis's figures for a server without them at 0: forks,
+// active defragmentation, writable replicas' own expiring keys, Redis's optional
+// deep sanitization of RESTORE payloads (MyRedis always decodes a payload
+// whole; sanitize-dump-payload is not implemented), IO threads, and the cron's
+// resizing of a fixed per-client reply buffer (replybuf.go drops a grown one
+// after the write instead).
 func infoStats(s *Server) [][2]string {
-	return append([][2]string{
-		{"total_connections_received", itoa(clientIDs.Load())},
+	now := time.Now()
+	evTotal, evCurrent := s.ev.exceededTimes(now) // evict.go
+	kbps := func(r *rateSampler) string { return fmt.Sprintf("%.2f", float64(r.perSec())/1024) }
+	out := [][2]string{
+		{"total_connections_received", itoa(s.stats.connsReceived.Load())},
 		{"total_commands_processed", itoa(s.stats.commands)},
 		{"instantaneous_ops_per_sec", itoa(s.estats.opsSamples.perSec())},
-		{"total_net_input_bytes", itoa(s.net.in.Load())},
-		{"total_net_output_bytes", itoa(s.net.out.Load())},
-		{"instantaneous_input_kbps", fmt.Sprintf("%.2f", float64(s.estats.inSamples.perSec())/1024)},
-		{"instantaneous_output_kbps", fmt.Sprintf("%.2f", float64(s.estats.outSamples.perSec())/1024)},
+		{"total_net_input_bytes", itoa(s.net.totalIn())},
+		{"total_net_output_bytes", itoa(s.net.totalOut())},
+		{"total_net_repl_input_bytes", itoa(s.net.replIn.Load())},
+		{"total_net_repl_output_bytes", itoa(s.net.replOut.Load())},
+		{"instantaneous_input_kbps", kbps(&s.estats.inSamples)},
+		{"instantaneous_output_kbps", kbps(&s.estats.outSamples)},
+		{"instantaneous_input_repl_kbps", kbps(&s.estats.replInSamples)},
+		{"instantaneous_output_repl_kbps", kbps(&s.estats.replOutSamples)},
 		{"rejected_connections", itoa(s.stats.rejectedConns.Load())},
 		{"sync_full", itoa(s.repl.syncFull)}, // replication.go
 		{"sync_partial_ok", itoa(s.repl.syncPartialOK)},
 		{"sync_partial_err", itoa(s.repl.syncPartialErr)},
 		{"expired_keys", itoa(s.stats.expiredKeys)},
+		{"expired_stale_perc", fmt.Sprintf("%.2f", s.expire.stalePerc)}, // expire.go
+		{"expired_time_cap_reached_count", itoa(s.expire.timeCapReached)},
+		{"expire_cycle_cpu_milliseconds", itoa(s.expire.timeUsed.Milliseconds())},
 		{"evicted_keys", itoa(s.stats.evictedKeys)},
 		{"evicted_clients", itoa(s.cev.evicted)}, // client_evict.go
+		{"total_eviction_exceeded_time", itoa(evTotal)},
+		{"current_eviction_exceeded_time", itoa(evCurrent)},
 		{"keyspace_hits", itoa(s.stats.keyspaceHits)},
 		{"keyspace_misses", itoa(s.stats.keyspaceMisses)},
+	}
+	out = append(out, s.pubsubInfo()...)
+	out = append(out, [][2]string{
+		{"latest_fork_usec", "0"},
+		{"total_forks", "0"},
+		{"migrate_cached_sockets", itoa(s.migrate.open.Load())}, // migrate_conn.go
+		{"slave_expires_tracked_keys", "0"},
+		{"active_defrag_hits", "0"},
+		{"active_defrag_misses", "0"},
+		{"active_defrag_key_hits", "0"},
+		{"active_defrag_key_misses", "0"},
+		{"total_active_defrag_time", "0"},
+		{"current_active_defrag_time", "0"},
+	}...)
+	out = append(out, s.trackingInfoStats()...)
+	return append(out, [][2]string{
+		{"unexpected_error_replies", itoa(s.estats.unexpectedErrors)},
 		{"total_error_replies", itoa(s.estats.errorReplies)},
-	}, append(append(s.pubsubInfo(),
-		[2]string{"migrate_cached_sockets", itoa(s.migrate.open.Load())}), // migrate_conn.go
-		s.trackingInfoStats()...)...)
+		{"dump_payload_sanitizations", "0"},
+		{"total_reads_processed", itoa(s.net.reads.Load())},
+		{"total_writes_processed", itoa(s.net.writes.Load())},
+		{"io_threaded_reads_processed", "0"},
+		{"io_threaded_writes_processed", "0"},
+		{"reply_buffer_shrinks", "0"},
+		{"reply_buffer_expands", "0"},
+	}...)
 }
 
 func infoKeyspace(s *Server) [][2]string {

@@ -31,9 +31,9 @@ func parseArgs(args []string, stdin io.Reader) (Config, error) {
 		if err := c.loadFile(args[0]); err != nil {
 			return c, err
 		}
-		if abs, err := filepath.Abs(args[0]); err == nil {
-			c.ConfigFile = abs // CONFIG REWRITE's file (config_rewrite.go)
-		}
+		// CONFIG REWRITE's file (config_rewrite.go) and INFO's config_file, made
+		// absolute as Redis's getAbsolutePath makes it (buildinfo.go)
+		c.ConfigFile = redisAbsolutePath(args[0])
 	}
 	options, fromStdin := argsToConfigText(args[j:], j == 0)
 	if fromStdin {

@@ -71,6 +71,33 @@ type evictState struct {
 	nextDB     int  // the random policies' round robin
 	running    bool // an eviction task is queued (Redis's eviction time proc)
 	oom        bool // the last command found memory over the limit, nothing to evict
+	// the time used memory stayed over maxmemory, as Redis's
+	// stat_*_eviction_exceeded_time: since when (zero: not over), and the
+	// total of the spells that ended (INFO stats; CONFIG RESETSTAT zeroes both)
+	exceededSince time.Time
+	exceededTotal time.Duration
+}
+
+// noteExceeded opens or closes a spell over maxmemory after an eviction pass
+// that ended with result, as Redis's performEvictions does at update_metrics.
+func (ev *evictState) noteExceeded(result int, now time.Time) {
+	switch {
+	case result != evictOK && ev.exceededSince.IsZero():
+		ev.exceededSince = now
+	case result == evictOK && !ev.exceededSince.IsZero():
+		ev.exceededTotal += now.Sub(ev.exceededSince)
+		ev.exceededSince = time.Time{}
+	}
+}
+
+// exceededTimes are INFO's total_eviction_exceeded_time and
+// current_eviction_exceeded_time, in milliseconds.
+func (ev *evictState) exceededTimes(now time.Time) (total, current int64) {
+	var cur time.Duration
+	if !ev.exceededSince.IsZero() {
+		cur = now.Sub(ev.exceededSince)
+	}
+	return (ev.exceededTotal + cur).Milliseconds(), cur.Milliseconds()
 }
 
 // poolEntry is a candidate: the larger idle, the better.
@@ -195,9 +222,22 @@ func (s *Server) setLRUOrLFU(e *entry, idleSec, freq int64) {
 // Redis's performEvictions: evictOK, evictRunning (time is up, a task goes
 // on) or evictFail (over the limit with nothing to evict).
 func (s *Server) performEvictions() int {
+	// a replica leaves eviction to its master (replica-ignore-maxmemory yes);
+	// a pause keeps the data still (pause.go). As in Redis, these passes do not
+	// count as evictions at all (no exceeded time either).
+	if s.loading || s.par.on || s.isReplica() || s.paused() {
+		return evictOK
+	}
+	result := s.evictToLimit()
+	s.ev.noteExceeded(result, time.Now()) // monotonic, as Redis's elapsedUs
+	return result
+}
+
+// evictToLimit evicts until used memory is within maxmemory or the time
+// budget is spent. Runs on the executor.
+func (s *Server) evictToLimit() int {
 	limit := int64(s.cfg.MaxMemory)
-	// a replica leaves eviction to its master (replica-ignore-maxmemory yes)
-	if limit == 0 || s.loading || s.par.on || s.isReplica() || s.paused() || s.usedMemoryForEvict() <= limit { // a pause keeps the data still (pause.go)
+	if limit == 0 || s.usedMemoryForEvict() <= limit {
 		return evictOK
 	}
 	if s.ev.policy&evictNone != 0 {

@@ -25,9 +25,17 @@ type expireCycle struct {
 	nextDB        int       // the database the next cycle starts with
 	timelimitExit bool      // the last cycle stopped for lack of time
 	lastFast      time.Time // when the last fast cycle started
-	stalePerc     float64   // running estimate of the expired share of keys with a TTL, %
+	stalePerc     float64   // running estimate of the expired share of keys with a TTL, % (INFO expired_stale_perc)
 	disabled      bool      // DEBUG SET-ACTIVE-EXPIRE 0 (cmd_debug.go)
 	now           func() time.Time
+	// INFO stats, zeroed by CONFIG RESETSTAT as Redis's stat_expired_*
+	timeCapReached int64         // expired_time_cap_reached_count: cycles stopped by their budget
+	timeUsed       time.Duration // expire_cycle_cpu_milliseconds: the cycles' run time
+}
+
+// resetStats is CONFIG RESETSTAT's share: Redis zeroes the stale estimate too.
+func (st *expireCycle) resetStats() {
+	st.stalePerc, st.timeCapReached, st.timeUsed = 0, 0, 0
 }
 
 // expireTunables are the limits one cycle works with, from active-expire-effort.
@@ -88,6 +96,7 @@ func (s *Server) activeExpireCycle(fast bool) {
 			iteration++
 			if iteration&0xf == 0 && clock().Sub(start) > limit {
 				st.timelimitExit = true
+				st.timeCapReached++
 				break
 			}
 			if got > 0 && dead*100/got <= tun.acceptableStale {
@@ -103,7 +112,9 @@ func (s *Server) activeExpireCycle(fast bool) {
 		perc = float64(expired) * 100 / float64(sampled)
 	}
 	st.stalePerc = perc*0.05 + st.stalePerc*0.95
-	s.latencyAddIfNeeded("expire-cycle", clock().Sub(start).Milliseconds()) // latency.go
+	elapsed := clock().Sub(start)
+	st.timeUsed += elapsed
+	s.latencyAddIfNeeded("expire-cycle", elapsed.Milliseconds()) // latency.go
 }
 
 // expireSample looks at up to n keys with a TTL and deletes the expired ones:

@@ -115,14 +115,15 @@ type guardConn struct {
 	readErr error  // socket error to report once out is drained
 
 	bytes *netCounters // the server's byte counts
+	repl  atomic.Bool  // the client became a replica: its output is replication's (replication.go)
 	fd    int          // the socket's descriptor, for CLIENT LIST
 	qbuf  atomic.Int64 // input read and not handed to the query buffer yet (CLIENT LIST's qbuf adds it)
 }
 
-// Write counts what the server sends.
+// Write counts what the server sends: a replica's bytes as replication's.
 func (c *guardConn) Write(p []byte) (int, error) {
 	n, err := c.Conn.Write(p)
-	c.bytes.addOut(n)
+	c.bytes.wrote(n, c.repl.Load())
 	return n, err
 }
 
@@ -143,7 +144,7 @@ func (c *guardConn) read(p []byte) (int, error) {
 			return n, nil
 		}
 		if c.failMsg != "" {
-			c.Conn.Write([]byte("-" + c.failMsg + "\r\n"))
+			c.Write([]byte("-" + c.failMsg + "\r\n"))
 			return 0, errGuardClosed
 		}
 		if c.g.overLimit {
@@ -159,10 +160,10 @@ func (c *guardConn) read(p []byte) (int, error) {
 		} else {
 			var err error
 			n, err = c.Conn.Read(p)
-			c.bytes.addIn(n)
 			if err != nil && n == 0 && errors.Is(err, os.ErrDeadlineExceeded) {
 				return 0, err // the query buffer's trim wakes the read (querybuf.go): not the end
 			}
+			c.bytes.read(n)
 			if err != nil {
 				c.readErr = err
 			}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 )
 
@@ -61,7 +62,53 @@ type bgsave struct {
 	// sync writes it to replicas (replication.go)
 	stream func(fill func(*bufio.Writer) error) error
 	// replAux are the repl-id and repl-offset aux fields at t0 (replication.go)
-	replAux [][2]string
+	replAux  [][2]string
+	progress saveProgress // INFO current_save_keys_*
+}
+
+// saveProgress is a snapshot's progress (BGSAVE, or an AOF rewrite): the keys
+// there were at t0, and the keys written so far (by the saving goroutine),
+// as Redis's current_save_keys_total and _processed of a fork child.
+type saveProgress struct {
+	total   int64
+	written atomic.Int64
+}
+
+// countWritten counts the keys among records handed to the file: a large
+// value's later slices carry no key, or are marked cont. Runs on the saver.
+func (p *saveProgress) countWritten(n int) { p.written.Add(int64(n)) }
+
+// keysNow is the number of keys of every database. Runs on the executor.
+func (s *Server) keysNow() int64 {
+	var n int64
+	for _, db := range s.dbs {
+		n += int64(db.Size())
+	}
+	return n
+}
+
+// saveProgressInfo are INFO persistence's current_fork_perc and
+// current_save_keys_* of the running snapshot, zeros without one.
+func (s *Server) saveProgressInfo() [][2]string {
+	var p *saveProgress
+	if s.bgsave != nil {
+		p = &s.bgsave.progress
+	} else if a := s.rewritingAOF(); a != nil && a.rw != nil { // aof_detached.go
+		p = &a.rw.progress
+	}
+	var done, total int64
+	if p != nil {
+		done, total = p.written.Load(), p.total
+	}
+	perc := 0.0
+	if total > 0 {
+		perc = float64(done) / float64(total) * 100
+	}
+	return [][2]string{
+		{"current_fork_perc", fmt.Sprintf("%.2f", perc)},
+		{"current_save_keys_processed", itoa(done)},
+		{"current_save_keys_total", itoa(total)},
+	}
 }
 
 // rdbCapture is a large sorted set or hash being encoded a slice per step.
@@ -117,6 +164,7 @@ func (s *Server) startSnapshot(stream func(fill func(*bufio.Writer) error) error
 	bg := &bgsave{touched: make(map[dbKey]struct{}), dirty: s.dirty, started: time.Now(), scanning: true,
 		compress: s.cfg.rdbCompression(), checksum: s.cfg.rdbChecksum(), dir: s.cfg.Dir, path: s.rdbPath(),
 		keySaveDelay: s.cfg.RDBKeySaveDelay, stream: stream, replAux: s.replAuxFields()}
+	bg.progress.total = s.keysNow()
 	if libs := s.functionsPtr.Load(); libs != nil {
 		for _, lib := range libs.sorted() {
 			bg.functions = append(bg.functions, lib.code)
@@ -368,6 +416,9 @@ func (s *Server) bgsaveWrite(bg *bgsave, out *bufio.Writer) error {
 		for _, it := range items {
 			if err := f.writeKey(&selected, it.db, it.key, it.isString, it.str, it.rec, it.expireAt); err != nil {
 				return err
+			}
+			if it.key != "" { // not a large value's later slice
+				bg.progress.countWritten(1)
 			}
 			debugDelay(bg.keySaveDelay) // rdb-key-save-delay, off the executor
 		}

@@ -42,6 +42,18 @@ type rdbState struct {
 	saves         int64     // successful saves since start-up
 	nextTry       time.Time // a failed save-point save is retried after this
 	lastBgsaveDur time.Duration
+	// the last load's keys (an RDB file, an AOF's preamble, DEBUG RELOAD, a
+	// master's RDB): stored, and left out because they had expired
+	// (rdb_last_load_keys_loaded / _expired; CONFIG RESETSTAT keeps them, as Redis)
+	loadLoaded, loadExpired int64
+}
+
+// beginLoading marks the start of a load of data (Redis's startLoading): the
+// last load's key counts start again. Runs on the executor.
+func (s *Server) beginLoading() {
+	s.loading = true
+	st := s.rdbRecord()
+	st.loadLoaded, st.loadExpired = 0, 0
 }
 
 // ---- writing ----
@@ -243,6 +255,9 @@ func (s *Server) rdbInfo() [][2]string {
 		{"rdb_last_bgsave_time_sec", itoa(lastDur)},
 		{"rdb_current_bgsave_time_sec", itoa(cur)},
 		{"rdb_saves", itoa(st.saves)},
+		{"rdb_last_cow_size", "0"}, // no fork: nothing is copied on write by the kernel (rdb_bgsave.go copies keys instead)
+		{"rdb_last_load_keys_expired", itoa(st.loadExpired)},
+		{"rdb_last_load_keys_loaded", itoa(st.loadLoaded)},
 	}
 }
 
@@ -279,7 +294,7 @@ func openRDB(s *Server) error {
 	start := time.Now()
 	var keys int
 	s.submit(func() {
-		s.loading = true
+		s.beginLoading()
 		keys, err = s.loadRDB(data, path)
 		s.loading = false
 		st := s.rdbRecord()
@@ -461,7 +476,9 @@ func (l *rdbLoader) keyValue(typ byte) string {
 	}
 	at := l.expireAt
 	l.expireAt = 0
+	st := l.s.rdbRecord()
 	if at != 0 && at <= l.now {
+		st.loadExpired++
 		return "" // expired: a master drops it while loading
 	}
 	k := string(key)
@@ -476,6 +493,7 @@ func (l *rdbLoader) keyValue(typ byte) string {
 		l.db.setExpire(k, at)
 	}
 	l.keys++
+	st.loadLoaded++
 	return ""
 }
 

@@ -348,6 +348,9 @@ func cmdSync(x *Ctx) {
 	r := c.replicaOf()
 	r.attached, r.oldSync = true, !psync
 	r.nc = c.conn.NetConn()
+	if gc, ok := r.nc.(*guardConn); ok {
+		gc.repl.Store(true) // from now on its socket carries replication (total_net_repl_output_bytes)
+	}
 	r.gate = &replGate{Conn: r.nc, open: make(chan struct{}), dead: make(chan struct{})}
 	r.out = newOutbox(r.gate)
 	r.prefix = append(r.prefix, x.w.Bytes()...) // replies before it in the batch

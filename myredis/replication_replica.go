@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -223,6 +224,36 @@ func (s *Server) runMasterLink(l *masterLink) {
 	}
 }
 
+// linkConn is the socket to the master, counted as Redis counts it: every byte
+// read (the RDB and the stream) is replication input
+// (total_net_repl_input_bytes); once the stream runs, each read counts in
+// total_reads_processed and the ACKs written in total_writes_processed and
+// total_net_output_bytes, as Redis reads and writes its master client. The
+// handshake's writes, synchronous in Redis, are not counted. Read by the link
+// goroutine, written by it and the ACK ticker.
+type linkConn struct {
+	net.Conn
+	n         *netCounters
+	streaming atomic.Bool
+}
+
+func (c *linkConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.n.replIn.Add(int64(n))
+	if c.streaming.Load() && (n > 0 || !errors.Is(err, os.ErrDeadlineExceeded)) {
+		c.n.reads.Add(1)
+	}
+	return n, err
+}
+
+func (c *linkConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	if c.streaming.Load() {
+		c.n.wrote(n, false)
+	}
+	return n, err
+}
+
 // errLinkStopped ends a link goroutine whose link was replaced.
 var errLinkStopped = errors.New("replication link stopped")
 
@@ -230,10 +261,11 @@ var errLinkStopped = errors.New("replication link stopped")
 func (s *Server) syncWithMaster(l *masterLink) error {
 	l.state.Store(linkConnecting)
 	timeout := time.Duration(s.liveReplTimeout()) * time.Second
-	conn, err := net.DialTimeout("tcp", net.JoinHostPort(l.host, strconv.Itoa(l.port)), timeout)
+	raw, err := net.DialTimeout("tcp", net.JoinHostPort(l.host, strconv.Itoa(l.port)), timeout)
 	if err != nil {
 		return err
 	}
+	conn := &linkConn{Conn: raw, n: &s.net}
 	l.mu.Lock()
 	if l.stopped() {
 		l.mu.Unlock()
@@ -446,7 +478,7 @@ func (s *Server) loadFromMaster(data []byte, replID string, offset int64) error 
 		db.flush()
 	}
 	s.functionLibs().flush()
-	s.loading = true
+	s.beginLoading() // rdb_file.go
 	keys, err := s.loadRDB(data, "the master's RDB")
 	s.loading = false
 	if err != nil {
@@ -494,6 +526,9 @@ func (s *Server) continueSync(l *masterLink, reply string) {
 // streamFromMaster applies the master's commands until the link breaks.
 func (s *Server) streamFromMaster(l *masterLink, br *bufio.Reader, timeout time.Duration) error {
 	l.state.Store(linkConnected)
+	if lc, ok := l.conn.(*linkConn); ok {
+		lc.streaming.Store(true)
+	}
 	l.conn.SetDeadline(time.Time{})
 	done := make(chan struct{})
 	defer close(done)
@@ -549,8 +584,7 @@ func (s *Server) applyFromMaster(l *masterLink, raw []byte, cmds []replCmd) bool
 			args[i] = raw[sp[0]:sp[1]]
 		}
 		if len(args) > 0 {
-			s.call(rs.mc, args, &w)
-			w.Reset()
+			s.callInternal(rs.mc, args, &w, "the master") // stats.go
 		}
 	}
 	rs.applying = false

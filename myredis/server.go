@@ -117,11 +117,11 @@ type Server struct {
 
 // stats are INFO's counters, owned by the executor (rejectedConns excepted).
 type stats struct {
-	commands, connections, expiredKeys, keyspaceHits, keyspaceMisses int64
-	evictedKeys                                                      int64 // evict.go
-	// rejectedConns is counted by the accept goroutine and read by INFO on the
-	// executor, hence atomic; RESETSTAT stores zero in it.
-	rejectedConns atomic.Int64
+	commands, expiredKeys, keyspaceHits, keyspaceMisses int64
+	evictedKeys                                         int64 // evict.go
+	// connsReceived and rejectedConns are counted by the accept goroutine and
+	// read by INFO on the executor, hence atomic; RESETSTAT stores zero in them.
+	connsReceived, rejectedConns atomic.Int64
 }
 
 // Option customises a Server.
@@ -285,6 +285,7 @@ func (s *Server) accept(conn redcon.Conn) bool {
 	c := newClient(s, conn)
 	conn.SetContext(c)
 	s.clients[c.id] = c
+	s.stats.connsReceived.Add(1) // total_connections_received: accepted, not refused
 	return true
 }
 
@@ -459,9 +460,16 @@ var openHooks []func(*Server) error
 
 // resetStats zeroes INFO's counters (CONFIG RESETSTAT). Runs on the executor.
 func (s *Server) resetStats() {
-	s.stats.commands, s.stats.connections, s.stats.expiredKeys = 0, 0, 0
+	s.stats.commands, s.stats.expiredKeys = 0, 0
 	s.stats.keyspaceHits, s.stats.keyspaceMisses = 0, 0
 	s.stats.evictedKeys = 0
+	s.stats.connsReceived.Store(0)
 	s.stats.rejectedConns.Store(0)
-	s.resetExecStats() // stats.go
+	s.expire.resetStats()                                   // expire.go
+	s.ev.exceededSince, s.ev.exceededTotal = time.Time{}, 0 // evict.go
+	s.repl.syncFull, s.repl.syncPartialOK, s.repl.syncPartialErr = 0, 0, 0
+	s.cev.evicted = 0                         // client_evict.go
+	s.rdbRecord().saves = 0                   // rdb_file.go
+	s.aofrw.rewrites, s.aofrw.failures = 0, 0 // aof_detached.go
+	s.resetExecStats()                        // stats.go
 }

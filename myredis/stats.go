@@ -1,6 +1,7 @@
 package myredis
 
 import (
+	"bytes"
 	"fmt"
 	"math/bits"
 	"os"
@@ -72,22 +73,59 @@ type execStats struct {
 	peakMemory   uint64
 	// instantaneous_* samples, as Redis's trackInstantaneousMetric
 	opsSamples, inSamples, outSamples rateSampler
+	replInSamples, replOutSamples     rateSampler // instantaneous_*_repl_kbps
+	// unexpectedErrors counts error replies to the master's stream or the AOF
+	// being loaded (unexpected_error_replies)
+	unexpectedErrors int64
 }
 
-// netCounters count socket bytes; connection goroutines add to them.
+// netCounters count socket traffic; connection goroutines, replicas' outboxes
+// and the replica's link to its master add to them, the executor reads them.
+//
+//   - in, out: clients' bytes; replIn, replOut: replication's, kept apart as
+//     Redis keeps stat_net_repl_*: what a replica's socket carries once it is one
+//     (its RDB and stream; its ACKs are client input, as Redis reads them from a
+//     client), and what a replica reads from its master. INFO's
+//     total_net_input_bytes / output are the sums, as Redis's.
+//   - reads, writes: socket reads and writes, Redis's total_reads_processed /
+//     total_writes_processed (one per readQueryFromClient / writeToClient there;
+//     here one per read that returned data, EOF or an error, and one per write
+//     of a batch's replies or an outbox's messages).
 type netCounters struct {
-	in, out atomic.Int64
+	in, out, replIn, replOut atomic.Int64
+	reads, writes            atomic.Int64
 }
 
-func (n *netCounters) addIn(v int) {
+// read counts one socket read that returned v bytes (0: EOF or an error).
+func (n *netCounters) read(v int) {
 	if n != nil {
+		n.reads.Add(1)
 		n.in.Add(int64(v))
 	}
 }
 
-func (n *netCounters) addOut(v int) {
-	if n != nil {
+// wrote counts one socket write of v bytes, to a replica (repl) or a client.
+func (n *netCounters) wrote(v int, repl bool) {
+	if n == nil {
+		return
+	}
+	n.writes.Add(1)
+	if repl {
+		n.replOut.Add(int64(v))
+	} else {
 		n.out.Add(int64(v))
+	}
+}
+
+// totalIn and totalOut are total_net_input_bytes / output: clients' and
+// replication's bytes.
+func (n *netCounters) totalIn() int64  { return n.in.Load() + n.replIn.Load() }
+func (n *netCounters) totalOut() int64 { return n.out.Load() + n.replOut.Load() }
+
+// reset is CONFIG RESETSTAT's share of the counters.
+func (n *netCounters) reset() {
+	for _, v := range []*atomic.Int64{&n.in, &n.out, &n.replIn, &n.replOut, &n.reads, &n.writes} {
+		v.Store(0)
 	}
 }
 
@@ -143,6 +181,30 @@ func (s *Server) countErrorText(msg string) {
 	}
 }
 
+// callInternal runs a command of the master's stream or of the AOF being
+// loaded for c, whose replies nobody reads; an error among them is counted in
+// unexpected_error_replies and logged, as Redis's afterErrorReply does for its
+// master and AOF clients (from names the sender). Runs on the executor.
+func (s *Server) callInternal(c *Client, args [][]byte, w *Writer, from string) {
+	before := s.estats.errorReplies
+	w.Reset()
+	s.call(c, args, w)
+	n := s.estats.errorReplies - before
+	if out := w.Bytes(); n == 0 && len(out) > 0 && out[0] == '-' {
+		n = 1 // an error left out of errorstats (a script's own failure) is still one
+	}
+	if n == 0 {
+		return
+	}
+	s.estats.unexpectedErrors += n
+	msg := w.Bytes()
+	if i := bytes.IndexByte(msg, '-'); i >= 0 {
+		msg = msg[i:min(len(msg), i+4096)]
+	}
+	s.log.Warn("== CRITICAL == an error reply to "+from+" nobody reads", "command", string(args[0]),
+		"reply", strings.TrimRight(string(msg), "\r\n"))
+}
+
 // resetExecStats is CONFIG RESETSTAT's share for this file. Runs on the executor.
 func (s *Server) resetExecStats() {
 	for _, cmd := range s.table {
@@ -152,8 +214,7 @@ func (s *Server) resetExecStats() {
 		}
 	}
 	s.estats = execStats{peakMemory: uint64(s.usedMemoryNow())}
-	s.net.in.Store(0)
-	s.net.out.Store(0)
+	s.net.reset()
 }
 
 // --- latency histogram ---
@@ -235,8 +296,10 @@ func (r *rateSampler) perSec() int64 {
 func (s *Server) statsCron() {
 	now := time.Now()
 	s.estats.opsSamples.track(now, s.stats.commands)
-	s.estats.inSamples.track(now, s.net.in.Load())
-	s.estats.outSamples.track(now, s.net.out.Load())
+	s.estats.inSamples.track(now, s.net.totalIn())
+	s.estats.outSamples.track(now, s.net.totalOut())
+	s.estats.replInSamples.track(now, s.net.replIn.Load())
+	s.estats.replOutSamples.track(now, s.net.replOut.Load())
 	s.memoryCron() // memory.go
 }
 
