@@ -59,3 +59,84 @@ func normaliseStats(reply string) string {
 	sort.Strings(lines) // Redis lists them in hash order
 	return strings.Join(lines, " ")
 }
+
+// infoExtras are the fields MyRedis adds to Redis's INFO sections (README):
+// the server section's myredis, go_version and executor_workers, and the AOF's
+// group commit figures.
+var infoExtras = map[string]bool{
+	"myredis": true, "go_version": true, "executor_workers": true,
+	"aof_fsyncs": true, "aof_group_commits": true, "aof_group_commit_replies": true,
+}
+
+// infoNames lists each section's field names in their order.
+func infoNames(reply string) map[string][]string {
+	out := map[string][]string{}
+	sec := ""
+	for _, l := range strings.Split(reply, "\r\n") {
+		if h, ok := strings.CutPrefix(l, "# "); ok {
+			sec = strings.ToLower(h)
+			continue
+		}
+		if name, _, ok := strings.Cut(l, ":"); ok && !infoExtras[name] {
+			out[sec] = append(out[sec], name)
+		}
+	}
+	return out
+}
+
+// TestCompatInfoFieldOrder: the server, clients, persistence, stats,
+// replication and cpu sections have redis-server's fields in its order (MyRedis's
+// own extras left aside), with the AOF off and on, so that a client reading INFO
+// (redis_exporter, redis-cli --stat) finds what it finds in Redis.
+func TestCompatInfoFieldOrder(t *testing.T) {
+	redistest.SkipWithoutRedis(t)
+	for _, args := range [][]string{nil, {"--appendonly", "yes"}} {
+		t.Run(strings.Join(append([]string{"default"}, args...), " "), func(t *testing.T) {
+			real, mine := startPair(t, append([]string{"--dir", t.TempDir()}, args...)...)
+			want := infoNames(redistest.Dial(t, real).Do("INFO", "everything"))
+			got := infoNames(redistest.Dial(t, mine).Do("INFO", "everything"))
+			for _, sec := range []string{"server", "clients", "persistence", "stats", "replication", "cpu"} {
+				if len(want[sec]) == 0 {
+					t.Fatalf("redis-server's INFO has no %s section", sec)
+				}
+				if w, g := strings.Join(want[sec], " "), strings.Join(got[sec], " "); w != g {
+					t.Errorf("INFO %s fields:\n redis:   %s\n myredis: %s", sec, w, g)
+				}
+			}
+		})
+	}
+}
+
+// TestCompatInfoCountersAfterResetstat: right after CONFIG RESETSTAT the
+// counters Redis resets read the same on both servers: connections, commands,
+// bytes and reads and writes of the INFO request itself, the expiry and
+// eviction figures, sync counts and the rest of resetServerStats's list.
+func TestCompatInfoCountersAfterResetstat(t *testing.T) {
+	real, mine := startPair(t, "--dir", t.TempDir())
+	fields := []string{
+		"total_connections_received", "total_commands_processed", "total_net_input_bytes",
+		"total_net_output_bytes", "total_net_repl_input_bytes", "total_net_repl_output_bytes",
+		"rejected_connections", "sync_full", "sync_partial_ok", "sync_partial_err", "expired_keys",
+		"expired_stale_perc", "expired_time_cap_reached_count", "expire_cycle_cpu_milliseconds",
+		"evicted_keys", "evicted_clients", "total_eviction_exceeded_time", "current_eviction_exceeded_time",
+		"keyspace_hits", "keyspace_misses", "unexpected_error_replies", "total_error_replies",
+		"total_reads_processed", "total_writes_processed", "rdb_saves", "aof_rewrites",
+		"current_save_keys_processed", "current_save_keys_total", "current_fork_perc",
+	}
+	results := make([]map[string]string, 2)
+	for i, addr := range []string{real, mine} {
+		c := redistest.Dial(t, addr)
+		other := redistest.Dial(t, addr)
+		for _, args := range [][]string{{"SET", "k", "v", "PX", "1"}, {"GET", "nope"}, {"NOSUCH"}, {"SAVE"}} {
+			c.Do(args...)
+		}
+		other.Do("PING")
+		c.Do("CONFIG", "RESETSTAT")
+		results[i] = infoFields(t, c.Do("INFO", "everything"))
+	}
+	for _, f := range fields {
+		if want, got := results[0][f], results[1][f]; want != got || want == "" {
+			t.Errorf("after CONFIG RESETSTAT, INFO %s: redis %q, myredis %q", f, want, got)
+		}
+	}
+}
