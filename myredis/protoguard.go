@@ -116,14 +116,35 @@ type guardConn struct {
 
 	bytes *netCounters // the server's byte counts
 	repl  atomic.Bool  // the client became a replica: its output is replication's (replication.go)
-	fd    int          // the socket's descriptor, for CLIENT LIST
-	qbuf  atomic.Int64 // input read and not handed to the query buffer yet (CLIENT LIST's qbuf adds it)
+	// plainOut, then skipOut, are the bytes still to be written before the
+	// replication data begins: the replies before SYNC (client output), then
+	// the +FULLRESYNC or +CONTINUE line (counted nowhere, as in Redis)
+	plainOut, skipOut atomic.Int64
+	fd                int          // the socket's descriptor, for CLIENT LIST
+	qbuf              atomic.Int64 // input read and not handed to the query buffer yet (CLIENT LIST's qbuf adds it)
 }
 
-// Write counts what the server sends: a replica's bytes as replication's.
+// Write counts what the server sends: a replica's bytes as replication's,
+// after the replies that preceded its RDB or backlog (plainOut) and the
+// +FULLRESYNC or +CONTINUE line (skipOut), which Redis writes past its counters.
 func (c *guardConn) Write(p []byte) (int, error) {
 	n, err := c.Conn.Write(p)
-	c.bytes.wrote(n, c.repl.Load())
+	if !c.repl.Load() {
+		c.bytes.wrote(n, false)
+		return n, err
+	}
+	rest := int64(n)
+	take := func(budget *atomic.Int64) int64 {
+		k := min(rest, max(budget.Load(), 0))
+		if k > 0 {
+			budget.Add(-k)
+			rest -= k
+		}
+		return k
+	}
+	c.bytes.out.Add(take(&c.plainOut))
+	take(&c.skipOut)
+	c.bytes.wrote(int(rest), true)
 	return n, err
 }
 

@@ -270,6 +270,22 @@ func (s *Server) replConfigChanged(old, next Config) {
 // --- SYNC, PSYNC, REPLCONF ---
 
 // replicaOf returns c's replica record, made by its first REPLCONF.
+// plainOutput counts the n bytes of replies written to r before SYNC as client
+// output (Redis wrote them while the client was not a replica yet).
+func (r *replica) plainOutput(n int) {
+	if gc, ok := r.nc.(*guardConn); ok {
+		gc.plainOut.Add(int64(n))
+	}
+}
+
+// syncLineOutput leaves the n bytes of the +FULLRESYNC or +CONTINUE line out of
+// the byte counts: Redis writes it straight to the socket, past its counters.
+func (r *replica) syncLineOutput(n int) {
+	if gc, ok := r.nc.(*guardConn); ok {
+		gc.skipOut.Add(int64(n))
+	}
+}
+
 func (c *Client) replicaOf() *replica {
 	if c.replica == nil {
 		c.replica = &replica{c: c}
@@ -354,6 +370,7 @@ func cmdSync(x *Ctx) {
 	r.gate = &replGate{Conn: r.nc, open: make(chan struct{}), dead: make(chan struct{})}
 	r.out = newOutbox(r.gate)
 	r.prefix = append(r.prefix, x.w.Bytes()...) // replies before it in the batch
+	r.plainOutput(len(r.prefix))
 	x.w.Reset()
 	s.log.Info("replica asks for synchronization", "addr", c.addr)
 	s.ensureBacklog()
@@ -387,6 +404,7 @@ func (s *Server) tryPartialSync(r *replica, replID string, off int64) bool {
 	if r.capaPSYNC2 {
 		msg = "+CONTINUE " + s.replID + "\r\n"
 	}
+	r.syncLineOutput(len(msg))
 	out := append(append(r.prefix, msg...), b.since(off)...)
 	r.prefix = nil
 	r.state, r.ackTime = replStateOnline, s.clock.Now()
@@ -436,7 +454,9 @@ func (s *Server) attachForFullSync(group []*replica) []*replica {
 		if r.dropped {
 			continue
 		}
-		r.prefix = append(r.prefix, s.fullResyncLine(r)...)
+		line := s.fullResyncLine(r)
+		r.syncLineOutput(len(line))
+		r.prefix = append(r.prefix, line...)
 		rs.replicas = append(rs.replicas, r)
 		live = append(live, r)
 	}

@@ -224,26 +224,36 @@ func (s *Server) runMasterLink(l *masterLink) {
 	}
 }
 
-// linkConn is the socket to the master, counted as Redis counts it: every byte
-// read (the RDB and the stream) is replication input
+// linkConn is the socket to the master, counted as Redis counts it: what
+// follows the reply to PSYNC (the RDB, then the stream) is replication input
 // (total_net_repl_input_bytes); once the stream runs, each read counts in
 // total_reads_processed and the ACKs written in total_writes_processed and
 // total_net_output_bytes, as Redis reads and writes its master client. The
-// handshake's writes, synchronous in Redis, are not counted. Read by the link
+// handshake, synchronous in Redis, is not counted. Read by the link
 // goroutine, written by it and the ACK ticker.
 type linkConn struct {
 	net.Conn
 	n         *netCounters
+	counting  atomic.Bool // past the PSYNC reply
 	streaming atomic.Bool
 }
 
 func (c *linkConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
-	c.n.replIn.Add(int64(n))
+	if c.counting.Load() {
+		c.n.replIn.Add(int64(n))
+	}
 	if c.streaming.Load() && (n > 0 || !errors.Is(err, os.ErrDeadlineExceeded)) {
 		c.n.reads.Add(1)
 	}
 	return n, err
+}
+
+// startCounting counts the replication input from here: the buffered bytes
+// read past the PSYNC reply, then every read. Runs on the link goroutine.
+func (c *linkConn) startCounting(buffered int) {
+	c.n.replIn.Add(int64(buffered))
+	c.counting.Store(true)
 }
 
 func (c *linkConn) Write(p []byte) (int, error) {
@@ -311,6 +321,7 @@ func (s *Server) syncWithMaster(l *masterLink) error {
 	if err != nil {
 		return err
 	}
+	conn.startCounting(br.Buffered())
 	if failover && !s.failoverAnswered(l, reply) {
 		return errLinkStopped
 	}

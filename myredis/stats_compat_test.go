@@ -5,8 +5,10 @@ package myredis_test
 import (
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"waitroom/myredis/redistest"
 )
@@ -139,4 +141,47 @@ func TestCompatInfoCountersAfterResetstat(t *testing.T) {
 			t.Errorf("after CONFIG RESETSTAT, INFO %s: redis %q, myredis %q", f, want, got)
 		}
 	}
+}
+
+// TestCompatReplicationBytes: what a master counts as replication output is
+// what its replica counts as replication input, byte for byte, between MyRedis
+// and redis-server both ways: the RDB of a full sync and then the stream (the
+// +FULLRESYNC line and the handshake are counted by neither, as in Redis).
+func TestCompatReplicationBytes(t *testing.T) {
+	redistest.SkipWithoutRedis(t)
+	check := func(t *testing.T, master, replica string) {
+		t.Helper()
+		mc := redistest.Dial(t, master)
+		for i := range 20 {
+			mc.Do("SET", "key"+strconv.Itoa(i), strings.Repeat("v", i*50))
+		}
+		h, p := replHostPort(t, master)
+		redistest.Dial(t, replica).Do("REPLICAOF", h, p)
+		for _, round := range []string{"full sync", "stream"} {
+			waitSynced(t, master, replica)
+			var out, in string
+			for range 3 { // a PING of the stream may fall between the two reads
+				out = infoField(t, master, "stats", "total_net_repl_output_bytes")
+				in = infoField(t, replica, "stats", "total_net_repl_input_bytes")
+				if out == in {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			if out != in || out == "0" || out == "" {
+				t.Errorf("%s: master's total_net_repl_output_bytes %q, replica's total_net_repl_input_bytes %q", round, out, in)
+			}
+			mc.Do("SET", "after", strings.Repeat("x", 1000))
+			mc.Do("INCR", "n")
+		}
+	}
+	t.Run("myredis master, redis-server replica", func(t *testing.T) {
+		master := myRedisMaster(t)
+		check(t, master, redistest.StartRealRedis(t))
+	})
+	t.Run("redis-server master, myredis replica", func(t *testing.T) {
+		master := redistest.StartRealRedis(t, "--repl-diskless-sync-delay", "0")
+		_, replica := redistest.StartMyRedisConfig(t, replicaConfig(t))
+		check(t, master, replica)
+	})
 }
