@@ -537,7 +537,7 @@ func infoServer(s *Server) [][2]string {
 		{"gcc_version", "0.0.0"},         // built by Go's compiler: Redis prints 0.0.0 when not built by GCC
 		{"go_version", runtime.Version()},
 		{"process_id", strconv.Itoa(os.Getpid())},
-		{"process_supervised", "no"}, // MyRedis does not talk to upstart or systemd (supervised is read and ignored)
+		{"process_supervised", s.processSupervised()}, // supervise.go
 		{"run_id", s.runID},
 		{"tcp_port", strconv.Itoa(s.cfg.Port)},
 		{"server_time_usec", itoa(now.UnixMicro())},

@@ -63,12 +63,14 @@ func cmdShutdown(x *Ctx) {
 // shutdownSaves writes the RDB file if the shutdown is to save, and reports
 // whether the shutdown may go on. Runs on the executor.
 func (s *Server) shutdownSaves(f shutdownFlags) bool {
+	s.sup.Stopping() // systemd (supervise.go), as Redis, before the save
 	wantSave := f.save || (!f.nosave && len(s.cfg.Save) > 0)
 	if !wantSave {
 		return true
 	}
 	s.abortBgsave() // as Redis kills its child: the save below replaces it
 	s.log.Info("saving the final RDB snapshot before exiting")
+	s.sup.status("STATUS=Saving the final RDB snapshot\n")
 	if err := s.saveRDB(); err == nil {
 		return true
 	}
@@ -77,6 +79,7 @@ func (s *Server) shutdownSaves(f shutdownFlags) bool {
 		return true
 	}
 	s.log.Warn("errors trying to shut down the server; check the logs")
+	s.sup.status("STATUS=Error trying to save the DB, can't exit.\n")
 	return false
 }
 

@@ -67,6 +67,7 @@ type Config struct {
 	TCPKeepAlive int // seconds; 0: off
 	TCPBacklog   int
 	Daemonize    bool
+	Supervised   string // supervised: no, upstart, systemd or auto (supervise.go; cmd/myredis acts on it)
 	LogFile      string
 	PidFile      string
 	// ObufLimits is client-output-buffer-limit by class (pubsub_config.go).

@@ -1,6 +1,7 @@
 package myredis
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -301,6 +302,14 @@ func (c *Config) setMore(name, val string) error {
 		c.noteUnsupported(name) // Go listens with the kernel's somaxconn
 	case "daemonize":
 		c.Daemonize, err = parseYesNo(val)
+	case "supervised":
+		for _, m := range supervisedModes { // supervise.go
+			if strings.EqualFold(val, m) {
+				c.Supervised = m
+				return nil
+			}
+		}
+		return errors.New("argument(s) must be one of the following: " + strings.Join(supervisedModes, ", "))
 	case "logfile":
 		c.LogFile = val
 	case "pidfile":
@@ -456,6 +465,7 @@ func (s *Server) moreConfigParams() map[string]func() string {
 		"tcp-keepalive":        func() string { return strconv.Itoa(c.TCPKeepAlive) },
 		"tcp-backlog":          func() string { return strconv.Itoa(c.TCPBacklog) },
 		"daemonize":            func() string { return yesNo[c.Daemonize] },
+		"supervised":           func() string { return cmp.Or(c.Supervised, "no") },
 		"logfile":              func() string { return c.LogFile },
 		"pidfile":              func() string { return c.PidFile },
 		"dbfilename":           c.dbFilename,

@@ -113,6 +113,7 @@ type Server struct {
 	intro introspection  // slow log, latency monitor, MONITOR (introspect.go)
 	pause pauseState     // CLIENT PAUSE (pause.go); executor-owned
 	cev   clientEviction // maxmemory-clients (client_evict.go); executor-owned
+	sup   *Supervisor    // upstart or systemd supervision (supervise.go); nil: none
 }
 
 // stats are INFO's counters, owned by the executor (rejectedConns excepted).
@@ -223,6 +224,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	go s.activeExpireLoop()
 	go s.clientsCron()
 	go s.trimLoop()
+	s.supervisorReady() // supervise.go: the socket listens, the data is loaded
 	err := rc.Serve(guardListener{ln, &s.live, &s.net, &s.order})
 	if errors.Is(err, net.ErrClosed) {
 		return nil

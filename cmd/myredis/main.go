@@ -40,7 +40,10 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if cfg.Daemonize && os.Getenv(daemonEnv) == "" {
+	// supervised: upstart or systemd instead of daemonizing, asked before
+	// loading the data, as Redis does (upstart's SIGSTOP happens here)
+	sup := myredis.Supervise(cfg.Supervised)
+	if cfg.Daemonize && sup.Mode == "" && os.Getenv(daemonEnv) == "" {
 		return daemonize()
 	}
 	if cfg.IOThreads > 0 {
@@ -57,8 +60,15 @@ func run(args []string) int {
 	for _, name := range cfg.Unsupported {
 		log.Warn("config option accepted but not implemented by MyRedis", "option", name)
 	}
+	for _, n := range sup.Notes {
+		if n.Warning {
+			log.Warn(n.Msg)
+		} else {
+			log.Info(n.Msg)
+		}
+	}
 	// the process is the server's own: GOMEMLIMIT follows maxmemory (maxmemory.go)
-	srv, err := myredis.Open(cfg, myredis.WithLogger(log), myredis.WithGoMemoryLimit())
+	srv, err := myredis.Open(cfg, myredis.WithLogger(log), myredis.WithGoMemoryLimit(), myredis.WithSupervisor(sup))
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return 1
@@ -80,7 +90,7 @@ func run(args []string) int {
 	go func() {
 		s := <-sig
 		log.Info("shutting down", "signal", s.String())
-		srv.ShutdownOnSignal() // the RDB, when save points are set
+		srv.ShutdownOnSignal() // STOPPING=1 to systemd; the RDB, when save points are set
 		srv.Close()            // flushes and fsyncs the AOF
 	}()
 	log.Info("ready to accept connections", "bind", cfg.Bind, "port", cfg.Port, "workers", cfg.Workers,
