@@ -511,6 +511,7 @@ func (s *Server) loadFromMaster(data []byte, replID string, offset int64) error 
 		}
 	}
 	s.log.Info("master <-> replica sync: finished with success", "keys", keys, "bytes", len(data))
+	s.sup.status("STATUS=MASTER <-> REPLICA sync: Finished with success. Ready to accept connections in read-write mode.\n") // supervise.go
 	return nil
 }
 
@@ -531,6 +532,7 @@ func (s *Server) continueSync(l *masterLink, reply string) {
 		}
 		s.ensureBacklog()
 		s.log.Info("successful partial resynchronization with master", "offset", rs.offset)
+		s.sup.status("STATUS=MASTER <-> REPLICA sync: Partial Resynchronization accepted. Ready to accept connections in read-write mode.\n")
 	})
 }
 
