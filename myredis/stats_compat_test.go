@@ -185,3 +185,32 @@ func TestCompatReplicationBytes(t *testing.T) {
 		check(t, master, replica)
 	})
 }
+
+// TestCompatRDBLoadKeys: DEBUG RELOAD counts the keys it loaded and those it
+// left out because they expired since the save, as redis-server counts them.
+func TestCompatRDBLoadKeys(t *testing.T) {
+	real, mine := startPair(t, "--enable-debug-command", "yes", "--dir", t.TempDir())
+	results := make([]map[string]string, 2)
+	for i, addr := range []string{real, mine} {
+		c := redistest.Dial(t, addr)
+		for k := range 5 {
+			c.Do("SET", "plain"+strconv.Itoa(k), "v")
+		}
+		for k := range 3 {
+			c.Do("SET", "short"+strconv.Itoa(k), "v", "PX", "100")
+		}
+		if r := c.Do("SAVE"); r != ok {
+			t.Fatalf("SAVE: %q", r)
+		}
+		time.Sleep(200 * time.Millisecond)
+		if r := c.Do("DEBUG", "RELOAD", "NOSAVE"); r != ok {
+			t.Fatalf("DEBUG RELOAD NOSAVE: %q", r)
+		}
+		results[i] = infoFields(t, c.Do("INFO", "persistence"))
+	}
+	for _, f := range []string{"rdb_last_load_keys_loaded", "rdb_last_load_keys_expired"} {
+		if want, got := results[0][f], results[1][f]; want != got || want == "0" {
+			t.Errorf("INFO %s: redis %q, myredis %q", f, want, got)
+		}
+	}
+}
