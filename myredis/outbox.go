@@ -105,18 +105,27 @@ func (o *outbox) pending() int {
 	return n
 }
 
-// usage is the bytes queued or being written and the buffers holding them
-// (the queued one, the one being written): CLIENT LIST's omem and oll.
+// usage is the bytes held waiting for the socket and the buffers holding them
+// (the one being written, the one queued behind it): CLIENT LIST's omem and
+// oll, and the client's part of used_memory. Bytes queued while the writer is
+// idle are not counted: the writer was woken for them and hands them to the
+// kernel as soon as it runs, where Redis writes a client's replies before its
+// next command (beforeSleep). Counting them made memory depend on when the
+// scheduler ran the writers: on a loaded machine a round of tracking
+// invalidations sent by an eviction was counted as client memory and evicted
+// the whole database (maxmemory.tcl's "eviction feedback loop"). A writer
+// stuck on a full socket has bytes in flight, and then everything counts. The
+// output-buffer limits (push) count every queued byte.
 func (o *outbox) usage() (bytes, bufs int) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if o.inflight == 0 {
+		return 0, 0
+	}
 	if len(o.buf) > 0 {
 		bufs++
 	}
-	if o.inflight > 0 {
-		bufs++
-	}
-	return len(o.buf) + o.inflight, bufs
+	return len(o.buf) + o.inflight, bufs + 1
 }
 
 // writeLoop runs on the outbox's own goroutine until the outbox closes: it hands
