@@ -267,6 +267,7 @@ func (s *Server) configParams() map[string]func() string {
 	c.evictionParams(params)                         // evict.go
 	s.aclConfigParams(params)                        // acl_server.go
 	s.tlsConfigParams(params)                        // tls.go
+	s.opsConfigParams(params)                        // config_ops.go
 	return params
 }
 

@@ -198,7 +198,8 @@ func (c *Config) setDirective(name string, args []string) error {
 		}
 		c.Save = append(c.Save, points...)
 		return err
-	case "bind", "client-output-buffer-limit", "oom-score-adj-values", "replicaof", "slaveof":
+	case "bind", "client-output-buffer-limit", "oom-score-adj-values", "replicaof", "slaveof",
+		"shutdown-on-sigint", "shutdown-on-sigterm":
 		return c.setOrBad(name, strings.Join(args, " "))
 	case "user": // ACL users, loaded at start (acl_server.go)
 		if len(args) < 1 {
@@ -298,7 +299,9 @@ func (c *Config) setMore(name, val string) error {
 		c.keepAliveSet = err == nil
 	case "tcp-backlog":
 		c.TCPBacklog, err = intConfig(val, 0, math.MaxInt32)
-		c.noteUnsupported(name) // Go listens with the kernel's somaxconn
+		if !backlogListens {
+			c.noteUnsupported(name) // listen_backlog_other.go: net.Listen's backlog
+		}
 	case "daemonize":
 		c.Daemonize, err = parseYesNo(val)
 	case "logfile":

@@ -1,0 +1,245 @@
+package myredis
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/redcon"
+)
+
+// The operator's settings of a stock redis.conf that decide who may connect,
+// where the server listens, when writes are refused and how a signal stops it,
+// by Redis 7.0.15's names, defaults and CONFIG SET errors (config.c):
+//
+//	protected-mode               yes  refuse non-loopback TCP clients while the default user has no password (server.go)
+//	unixsocket, unixsocketperm   ""   also listen on a Unix socket, chmod it to the octal mode (listen_unix.go); start-up only
+//	stop-writes-on-bgsave-error  yes  MISCONF for writes while the last RDB save failed (persist_guard.go)
+//	shutdown-on-sigint/-sigterm  default  SHUTDOWN's flags for the signal (cmd_shutdown.go, cmd/myredis)
+//	oom-score-adj, oom-score-adj-values  no, 0 200 800  /proc/self/oom_score_adj (oom_linux.go)
+
+// OpsConfig holds those settings; Config.Ops, filled with the defaults by initOps.
+type OpsConfig struct {
+	ProtectedMode         bool
+	UnixSocket            string
+	UnixSocketPerm        uint32 // a file mode, 0 leaves the socket as created (umask)
+	StopWritesOnBgsaveErr bool
+	// ShutdownOnSigint and ShutdownOnSigterm are SHUTDOWN flags (shutdownSave...);
+	// 0 is "default": save when save points are set.
+	ShutdownOnSigint, ShutdownOnSigterm int
+	OOMScoreAdj                         int    // oomAdjNo, oomAdjRelative or oomAdjAbsolute
+	OOMScoreAdjValues                   [3]int // master, replica, background child
+}
+
+// SHUTDOWN's flags as Redis numbers them (server.h SHUTDOWN_*), the values of
+// shutdown-on-sigint and shutdown-on-sigterm.
+const (
+	shutdownSave   = 1
+	shutdownNosave = 2
+	shutdownNow    = 4
+	shutdownForce  = 8
+)
+
+// shutdownSigNames are the enum's names in Redis's order (its error lists them
+// so, and CONFIG GET writes several flags in this order).
+var shutdownSigNames = []struct {
+	name string
+	flag int
+}{{"default", 0}, {"save", shutdownSave}, {"nosave", shutdownNosave}, {"now", shutdownNow}, {"force", shutdownForce}}
+
+// oom-score-adj values: "yes" is "relative", and CONFIG GET says "yes".
+const (
+	oomAdjNo = iota
+	oomAdjRelative
+	oomAdjAbsolute
+)
+
+var oomAdjNames = []struct {
+	name string
+	val  int
+}{{"no", oomAdjNo}, {"yes", oomAdjRelative}, {"relative", oomAdjRelative}, {"absolute", oomAdjAbsolute}}
+
+// oomAdjName is CONFIG GET's name for v: the first with that value.
+func oomAdjName(v int) string {
+	for _, n := range oomAdjNames {
+		if n.val == v {
+			return n.name
+		}
+	}
+	return "unknown"
+}
+
+func (c *Config) initOps() {
+	if !c.opsInit {
+		c.Ops = OpsConfig{ProtectedMode: true, StopWritesOnBgsaveErr: true, OOMScoreAdjValues: [3]int{0, 200, 800}}
+		c.opsInit = true
+	}
+}
+
+func init() {
+	for _, name := range []string{"protected-mode", "stop-writes-on-bgsave-error", "shutdown-on-sigint",
+		"shutdown-on-sigterm", "oom-score-adj", "oom-score-adj-values"} {
+		runtimeSettable[name] = true
+	}
+	for _, name := range []string{"shutdown-on-sigint", "shutdown-on-sigterm", "oom-score-adj-values"} {
+		configMultiArgNames[name] = true
+	}
+	configStringNames["unixsocket"] = true
+}
+
+// setOps is Set for the settings of this file; handled is false for other names.
+func (c *Config) setOps(name, val string) (handled bool, err error) {
+	c.initOps()
+	o := &c.Ops
+	switch name {
+	case "protected-mode":
+		o.ProtectedMode, err = parseYesNo(val)
+	case "stop-writes-on-bgsave-error":
+		o.StopWritesOnBgsaveErr, err = parseYesNo(val)
+	case "unixsocket":
+		o.UnixSocket = val
+	case "unixsocketperm":
+		var perm int64
+		if perm, err = parseOctal(val); err == nil {
+			if perm < 0 || perm > 0o777 {
+				return true, errors.New("argument must be between 0 and 777 inclusive")
+			}
+			o.UnixSocketPerm = uint32(perm)
+		}
+	case "shutdown-on-sigint", "shutdown-on-sigterm":
+		var flags int
+		if flags, err = parseShutdownSig(val); err == nil {
+			if name == "shutdown-on-sigint" {
+				o.ShutdownOnSigint = flags
+			} else {
+				o.ShutdownOnSigterm = flags
+			}
+		}
+	case "oom-score-adj":
+		err = errors.New("argument(s) must be one of the following: no, yes, relative, absolute")
+		for _, n := range oomAdjNames {
+			if strings.EqualFold(n.name, val) {
+				o.OOMScoreAdj, err = n.val, nil
+			}
+		}
+	case "oom-score-adj-values":
+		var vals [3]int
+		if vals, err = parseOOMScoreAdjValues(val); err == nil {
+			o.OOMScoreAdjValues = vals
+		}
+	default:
+		return false, nil
+	}
+	return true, err
+}
+
+// parseOctal reads an octal number as Redis's OCTAL_CONFIG: strtoll base 8,
+// which must reach the end of the string without overflowing ("" is 0).
+func parseOctal(val string) (int64, error) {
+	bad := errors.New("argument couldn't be parsed as an octal number")
+	t := strings.TrimLeft(val, " \t\n\v\f\r")
+	neg := false
+	if t != "" && (t[0] == '+' || t[0] == '-') {
+		neg, t = t[0] == '-', t[1:]
+	}
+	if t == "" {
+		if val == "" {
+			return 0, nil
+		}
+		return 0, bad
+	}
+	n, err := strconv.ParseInt(t, 8, 64)
+	if err != nil {
+		return 0, bad
+	}
+	if neg {
+		n = -n
+	}
+	return n, nil
+}
+
+// parseShutdownSig reads shutdown-on-sigint's words, ORing their flags as
+// Redis's configEnumGetValue: any word not a name fails.
+func parseShutdownSig(val string) (int, error) {
+	flags := 0
+	for _, w := range strings.Split(val, " ") {
+		matched := false
+		for _, n := range shutdownSigNames {
+			if strings.EqualFold(n.name, w) {
+				flags |= n.flag
+				matched = true
+			}
+		}
+		if !matched {
+			return 0, errors.New("argument(s) must be one of the following: default, save, nosave, now, force")
+		}
+	}
+	if flags&shutdownSave != 0 && flags&shutdownNosave != 0 {
+		return 0, errors.New("shutdown options SAVE and NOSAVE can't be used simultaneously")
+	}
+	return flags, nil
+}
+
+// formatShutdownSig is CONFIG GET's name for flags: "default", or the flags'
+// names in the enum's order.
+func formatShutdownSig(flags int) string {
+	if flags == 0 {
+		return "default"
+	}
+	var names []string
+	for _, n := range shutdownSigNames {
+		if n.flag != 0 && flags&n.flag != 0 {
+			names = append(names, n.name)
+		}
+	}
+	return strings.Join(names, " ")
+}
+
+// parseOOMScoreAdjValues reads three integers in -2000..2000, each read by
+// strtoll to its end (so an empty word, from two spaces, is 0, as in Redis).
+func parseOOMScoreAdjValues(val string) ([3]int, error) {
+	var vals [3]int
+	words := strings.Split(val, " ")
+	if len(words) != len(vals) {
+		return vals, errors.New("wrong number of arguments")
+	}
+	for i, w := range words {
+		n, ok := strtoll(w)
+		if !ok || n < -2000 || n > 2000 {
+			return vals, errors.New("Invalid oom-score-adj-values, elements must be between -2000 and 2000.")
+		}
+		vals[i] = int(n)
+	}
+	return vals, nil
+}
+
+// opsConfigParams adds CONFIG GET's entries for the settings of this file.
+func (s *Server) opsConfigParams(p map[string]func() string) {
+	o := &s.cfg.Ops
+	yesNo := map[bool]string{true: "yes", false: "no"}
+	p["protected-mode"] = func() string { return yesNo[o.ProtectedMode] }
+	p["stop-writes-on-bgsave-error"] = func() string { return yesNo[o.StopWritesOnBgsaveErr] }
+	p["unixsocket"] = func() string { return o.UnixSocket }
+	p["unixsocketperm"] = func() string { return strconv.FormatUint(uint64(o.UnixSocketPerm), 8) }
+	p["shutdown-on-sigint"] = func() string { return formatShutdownSig(o.ShutdownOnSigint) }
+	p["shutdown-on-sigterm"] = func() string { return formatShutdownSig(o.ShutdownOnSigterm) }
+	p["oom-score-adj"] = func() string { return oomAdjName(o.OOMScoreAdj) }
+	p["oom-score-adj-values"] = func() string {
+		v := o.OOMScoreAdjValues
+		return fmt.Sprintf("%d %d %d", v[0], v[1], v[2])
+	}
+}
+
+// protectedRefuses is Redis's clientAcceptHandler check: with protected-mode
+// on and no password for the default user, a TCP client whose peer is not
+// 127.0.0.1 or ::1 is refused (a Unix socket client never is). Runs on the
+// accepting goroutine, hence the atomics.
+func (s *Server) protectedRefuses(conn redcon.Conn) bool {
+	if !s.live.protectedMode.Load() || !s.live.dfltNopass.Load() || isUnixConn(conn.NetConn()) {
+		return false
+	}
+	host, _, err := net.SplitHostPort(conn.RemoteAddr())
+	return err != nil || (host != "127.0.0.1" && host != "::1")
+}
