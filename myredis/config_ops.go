@@ -243,3 +243,23 @@ func (s *Server) protectedRefuses(conn redcon.Conn) bool {
 	host, _, err := net.SplitHostPort(conn.RemoteAddr())
 	return err != nil || (host != "127.0.0.1" && host != "::1")
 }
+
+// writesDeniedByDiskError is Redis's writeCommandsDeniedByDiskError for the
+// RDB: stop-writes-on-bgsave-error is yes, save points are set and the last
+// save (BGSAVE, SAVE, a save point's) failed; the next successful save clears
+// it. Runs on the executor.
+func (s *Server) writesDeniedByDiskError() bool {
+	return s.cfg.Ops.StopWritesOnBgsaveErr && len(s.cfg.Save) > 0 && s.rdb != nil && !s.rdb.lastOK
+}
+
+// diskErrorRefuses is processCommand's MISCONF rule: while writes are denied,
+// a write command, an EXEC with a write queued, and PING are refused; the
+// master's stream on a replica is not (Redis would panic unless
+// replica-ignore-disk-write-errors, which MyRedis does not implement). Runs on
+// the executor.
+func (s *Server) diskErrorRefuses(c *Client, cmd *command) bool {
+	if !s.writesDeniedByDiskError() || (s.isReplica() && c == s.repl.mc) {
+		return false
+	}
+	return writes(c, cmd, flagWrite) || cmd.name == "ping"
+}

@@ -254,3 +254,49 @@ func TestTCPBacklog(t *testing.T) {
 		}
 	}
 }
+
+// stop-writes-on-bgsave-error: after a failed BGSAVE (its directory removed)
+// writes, an EXEC with a write and PING get Redis's MISCONF (replies as
+// redis-server 7.0.15 gave them in the same steps); reads do not; "no" lets
+// writes through; a successful SAVE clears it.
+func TestStopWritesOnBgsaveError(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	os.Mkdir(dir, 0o755)
+	_, addr := redistest.StartMyRedisConfig(t, myredis.Config{Dir: dir})
+	c := redistest.Dial(t, addr)
+	mustDo(t, c, ok, "CONFIG", "SET", "save", "3600 1")
+	mustDo(t, c, ok, "SET", "a", "1")
+	os.RemoveAll(dir)
+	mustDo(t, c, simple("Background saving started"), "BGSAVE")
+	for i := 0; !strings.Contains(c.Do("INFO", "persistence"), "rdb_bgsave_in_progress:0"); i++ {
+		if i == 500 {
+			t.Fatal("BGSAVE did not end")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	misconf := "-MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error.\r\n"
+	runSteps(t, c, []step{
+		do(misconf, "SET", "a", "2"),
+		do(misconf, "PING"),
+		do(bulk("1"), "GET", "a"),
+		do(ok, "MULTI"),
+		do(misconf, "SET", "a", "2"),
+		do("-EXECABORT Transaction discarded because of previous errors.\r\n", "EXEC"),
+		do(misconf, "EVAL", "#!lua\nreturn redis.call('set','a','b')", "0"),
+		do(ok, "CONFIG", "SET", "stop-writes-on-bgsave-error", "no"),
+		do(ok, "SET", "a", "3"),
+		do(ok, "CONFIG", "SET", "stop-writes-on-bgsave-error", "yes"),
+		do(misconf, "DEL", "a"),
+		do(ok, "CONFIG", "SET", "save", ""), // no save points: no refusal (saveparamslen > 0)
+		do(num(1), "DEL", "a"),
+		do(ok, "CONFIG", "SET", "save", "3600 1"),
+		do(misconf, "SET", "a", "4"),
+	})
+	if got := c.Do("EVAL", "return redis.call('set','a','b')", "0"); !strings.HasPrefix(got, misconf[:len(misconf)-2]+" script: ") {
+		t.Errorf("a write inside a script without flags: %q", got)
+	}
+	os.Mkdir(dir, 0o755)
+	mustDo(t, c, ok, "SAVE")
+	mustDo(t, c, ok, "SET", "a", "5")
+	mustDo(t, c, "+PONG\r\n", "PING")
+}
