@@ -80,10 +80,24 @@ func (s *Server) shutdownSaves(f shutdownFlags) bool {
 	return false
 }
 
-// ShutdownOnSignal saves the RDB file, when save points are set, before a
-// signal stops the server (as Redis on SIGTERM); then the caller Closes.
-func (s *Server) ShutdownOnSignal() {
-	s.submit(func() { s.shutdownSaves(shutdownFlags{}) })
+// ShutdownOnSignal is Redis's shutdown on SIGINT (sigint) or SIGTERM: SHUTDOWN
+// with the flags of shutdown-on-sigint or shutdown-on-sigterm ("default": save
+// when save points are set). It saves the RDB file as those flags say and
+// reports whether the server may stop (the caller then Closes); false when the
+// save failed without force, and Redis then keeps running.
+func (s *Server) ShutdownOnSignal(sigint bool) (stop bool) {
+	s.submit(func() {
+		flags := s.cfg.Ops.ShutdownOnSigterm
+		if sigint {
+			flags = s.cfg.Ops.ShutdownOnSigint
+		}
+		f := shutdownFlags{save: flags&shutdownSave != 0, nosave: flags&shutdownNosave != 0,
+			now: flags&shutdownNow != 0, force: flags&shutdownForce != 0}
+		if stop = s.shutdownSaves(f); !stop {
+			s.log.Warn("errors trying to shut down the server; check the logs for more information")
+		}
+	})
+	return stop
 }
 
 // beginShutdown stops the server without waiting for the executor (it may be the

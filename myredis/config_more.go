@@ -189,6 +189,13 @@ func (c *Config) setDirective(name string, args []string) error {
 		}
 		return nil
 	case "save":
+		if len(args) == 1 && args[0] != "" { // save "3600 1": Redis 7.0 splits a lone argument
+			words, _ := splitInline([]byte(args[0]))
+			args = args[:0]
+			for _, w := range words {
+				args = append(args, string(w))
+			}
+		}
 		if !c.saveSet { // the file's first save line replaces the default
 			c.saveSet, c.Save = true, nil
 		}

@@ -267,6 +267,10 @@ func TestStopWritesOnBgsaveError(t *testing.T) {
 	mustDo(t, c, ok, "CONFIG", "SET", "save", "3600 1")
 	mustDo(t, c, ok, "SET", "a", "1")
 	os.RemoveAll(dir)
+	if got := c.Do("SAVE"); got != "-ERR\r\n" {
+		t.Fatalf("SAVE into a removed directory: %q", got)
+	}
+	mustDo(t, c, ok, "SET", "a", "1") // a failed SAVE is not a failed BGSAVE (Redis's rdbSave)
 	mustDo(t, c, simple("Background saving started"), "BGSAVE")
 	for i := 0; !strings.Contains(c.Do("INFO", "persistence"), "rdb_bgsave_in_progress:0"); i++ {
 		if i == 500 {
