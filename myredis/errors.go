@@ -292,10 +292,10 @@ const msgOOM = "OOM command not allowed when used memory > 'maxmemory'."
 
 // Replication (replication*.go) and CLIENT KILL (client_kill.go).
 const (
-	msgReadOnlyReplica    = "READONLY You can't write against a read only replica."
-	msgNoReplicas         = "NOREPLICAS Not enough good replicas to write."
+	msgReadOnlyReplica = "READONLY You can't write against a read only replica."
+	msgNoReplicas      = "NOREPLICAS Not enough good replicas to write."
 	// msgBgsaveErr refuses writes while the last RDB save failed (stop-writes-on-bgsave-error)
-	msgBgsaveErr = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error."
+	msgBgsaveErr          = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error."
 	msgMasterDown         = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
 	msgLuaStale           = "Can not execute the command on a stale replica"
 	msgNoSuchClient       = "ERR No such client"
