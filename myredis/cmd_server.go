@@ -420,6 +420,12 @@ func (x *Ctx) configSet() {
 			return
 		}
 	}
+	if oomConfigChanged(&x.s.cfg, &next) { // oom.go
+		if err := x.s.applyOOMScoreAdj(&next); err != nil {
+			x.w.Errorf(msgConfigSetFailed, firstOf(names, "oom-score-adj", "oom-score-adj-values"), err.Error())
+			return
+		}
+	}
 	x.s.installTLS(tlsCfg) // tls.go
 	x.s.applyConfig(next)
 	x.ok()

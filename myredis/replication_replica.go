@@ -153,6 +153,7 @@ func (s *Server) replicationSetMaster(host string, port int) {
 	}
 	s.discardMasterClient()
 	s.cfg.Repl.MasterHost, s.cfg.Repl.MasterPort = host, port
+	s.applyOOMScoreAdj(&s.cfg) // oom.go: the replica's score
 	l := &masterLink{host: host, port: port, stop: make(chan struct{})}
 	l.downSince.Store(time.Now().Unix())
 	rs.link = l
@@ -175,6 +176,7 @@ func (s *Server) replicationUnsetMaster() {
 	}
 	s.discardMasterClient()
 	s.cfg.Repl.MasterHost, s.cfg.Repl.MasterPort = "", 0
+	s.applyOOMScoreAdj(&s.cfg) // oom.go: the master's score
 	rs.replID2, rs.secondOff = s.replID, rs.offset+1
 	s.replID = randomHex(40)
 	for _, r := range append([]*replica(nil), rs.replicas...) {
