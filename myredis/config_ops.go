@@ -3,6 +3,7 @@ package myredis
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"strconv"
 	"strings"
@@ -31,7 +32,22 @@ type OpsConfig struct {
 	ShutdownOnSigint, ShutdownOnSigterm int
 	OOMScoreAdj                         int    // oomAdjNo, oomAdjRelative or oomAdjAbsolute
 	OOMScoreAdjValues                   [3]int // master, replica, background child
+	// Lazyfree are lazyfree-lazy-eviction, -expire, -server-del, -user-del and
+	// -user-flush (default no): shown, set and rewritten, with no effect, since
+	// every way MyRedis deletes already leaves the freeing to Go's garbage
+	// collector (see lazyfreeNames).
+	Lazyfree map[string]bool
 }
+
+// lazyfreeNames are the lazyfree-lazy-* settings. In Redis "yes" moves the
+// freeing of a deleted value (its elements one by one) from the main thread
+// to a background thread. MyRedis never frees element by element: DEL, UNLINK,
+// expiry, eviction, an overwrite and FLUSHALL/FLUSHDB (SYNC or ASYNC) drop
+// the value's reference from the keyspace in O(1) on the executor, and Go's
+// garbage collector reclaims the memory concurrently, with the same cost
+// whatever the setting. So either value behaves as MyRedis always does.
+var lazyfreeNames = []string{"lazyfree-lazy-eviction", "lazyfree-lazy-expire",
+	"lazyfree-lazy-server-del", "lazyfree-lazy-user-del", "lazyfree-lazy-user-flush"}
 
 // SHUTDOWN's flags as Redis numbers them (server.h SHUTDOWN_*), the values of
 // shutdown-on-sigint and shutdown-on-sigterm.
@@ -73,7 +89,8 @@ func oomAdjName(v int) string {
 
 func (c *Config) initOps() {
 	if !c.opsInit {
-		c.Ops = OpsConfig{ProtectedMode: true, StopWritesOnBgsaveErr: true, OOMScoreAdjValues: [3]int{0, 200, 800}}
+		c.Ops = OpsConfig{ProtectedMode: true, StopWritesOnBgsaveErr: true, OOMScoreAdjValues: [3]int{0, 200, 800},
+			Lazyfree: map[string]bool{}}
 		c.opsInit = true
 	}
 }
@@ -86,7 +103,11 @@ func init() {
 	for _, name := range []string{"shutdown-on-sigint", "shutdown-on-sigterm", "oom-score-adj-values"} {
 		configMultiArgNames[name] = true
 	}
+	for _, name := range lazyfreeNames {
+		runtimeSettable[name] = true
+	}
 	configStringNames["unixsocket"] = true
+	configStringNames["replica-announce-ip"] = true
 }
 
 // setOps is Set for the settings of this file; handled is false for other names.
@@ -123,6 +144,16 @@ func (c *Config) setOps(name, val string) (handled bool, err error) {
 			if strings.EqualFold(n.name, val) {
 				o.OOMScoreAdj, err = n.val, nil
 			}
+		}
+	case lazyfreeNames[0], lazyfreeNames[1], lazyfreeNames[2], lazyfreeNames[3], lazyfreeNames[4]:
+		var yes bool
+		if yes, err = parseYesNo(val); err == nil {
+			lf := maps.Clone(o.Lazyfree) // Config is copied by value: the map is not shared
+			if lf == nil {
+				lf = map[string]bool{}
+			}
+			lf[name] = yes
+			o.Lazyfree = lf
 		}
 	case "oom-score-adj-values":
 		var vals [3]int
@@ -226,6 +257,9 @@ func (s *Server) opsConfigParams(p map[string]func() string) {
 	p["shutdown-on-sigint"] = func() string { return formatShutdownSig(o.ShutdownOnSigint) }
 	p["shutdown-on-sigterm"] = func() string { return formatShutdownSig(o.ShutdownOnSigterm) }
 	p["oom-score-adj"] = func() string { return oomAdjName(o.OOMScoreAdj) }
+	for _, name := range lazyfreeNames {
+		p[name] = func() string { return yesNo[o.Lazyfree[name]] }
+	}
 	p["oom-score-adj-values"] = func() string {
 		v := o.OOMScoreAdjValues
 		return fmt.Sprintf("%d %d %d", v[0], v[1], v[2])

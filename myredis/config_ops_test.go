@@ -304,3 +304,42 @@ func TestStopWritesOnBgsaveError(t *testing.T) {
 	mustDo(t, c, ok, "SET", "a", "5")
 	mustDo(t, c, "+PONG\r\n", "PING")
 }
+
+// The settings of config_ops.go and the replica-* and lazyfree-* ones read
+// and refuse as redis-server 7.0.15 does: the same replies, byte for byte,
+// to the same CONFIG GET and CONFIG SET commands.
+func TestOpsConfigMatchesRedis(t *testing.T) {
+	real := redistest.Dial(t, redistest.StartRealRedis(t))
+	mine, _, _ := start(t)
+	names := []string{"protected-mode", "stop-writes-on-bgsave-error", "unixsocket", "unixsocketperm",
+		"shutdown-on-sigint", "shutdown-on-sigterm", "oom-score-adj", "oom-score-adj-values", "tcp-backlog",
+		"replica-announce-ip", "replica-announce-port", "replica-announced", "replica-ignore-maxmemory",
+		"replica-lazy-flush", "slave-announce-ip", "slave-announce-port", "slave-ignore-maxmemory", "slave-lazy-flush",
+		"lazyfree-lazy-eviction", "lazyfree-lazy-expire", "lazyfree-lazy-server-del", "lazyfree-lazy-user-del",
+		"lazyfree-lazy-user-flush"}
+	cmds := [][]string{}
+	for _, n := range names {
+		cmds = append(cmds, []string{"CONFIG", "GET", n})
+	}
+	for _, set := range [][2]string{
+		{"protected-mode", "maybe"}, {"stop-writes-on-bgsave-error", "2"}, {"unixsocket", "/tmp/x"},
+		{"unixsocketperm", "777"}, {"tcp-backlog", "10"}, {"shutdown-on-sigint", "save nosave"},
+		{"shutdown-on-sigint", "nosave force now"}, {"shutdown-on-sigterm", "later"}, {"shutdown-on-sigterm", ""},
+		{"oom-score-adj", "sometimes"}, {"oom-score-adj-values", "1 2"}, {"oom-score-adj-values", "1 2 x"},
+		{"oom-score-adj-values", "0  800"}, {"oom-score-adj-values", "-2001 0 0"},
+		{"replica-announce-port", "65536"}, {"replica-announce-port", "x"}, {"slave-announce-port", "1234"},
+		{"replica-announce-ip", "1.2.3.4"}, {"replica-announced", "no"}, {"replica-ignore-maxmemory", "no"},
+		{"slave-lazy-flush", "yes"}, {"lazyfree-lazy-user-del", "yes"}, {"lazyfree-lazy-expire", "on"},
+	} {
+		cmds = append(cmds, []string{"CONFIG", "SET", set[0], set[1]})
+	}
+	for _, n := range names {
+		cmds = append(cmds, []string{"CONFIG", "GET", n})
+	}
+	for _, cmd := range cmds {
+		want := real.Do(cmd...)
+		if got := mine.Do(cmd...); got != want {
+			t.Errorf("%q:\n MyRedis %q\n Redis   %q", cmd, got, want)
+		}
+	}
+}

@@ -196,8 +196,9 @@ func (s *Server) setLRUOrLFU(e *entry, idleSec, freq int64) {
 // on) or evictFail (over the limit with nothing to evict).
 func (s *Server) performEvictions() int {
 	limit := int64(s.cfg.MaxMemory)
-	// a replica leaves eviction to its master (replica-ignore-maxmemory yes)
-	if limit == 0 || s.loading || s.par.on || s.isReplica() || s.paused() || s.usedMemoryNow() <= limit { // a pause keeps the data still (pause.go)
+	// a replica leaves eviction to its master unless replica-ignore-maxmemory is no
+	ignore := s.isReplica() && !s.cfg.Repl.NoIgnoreMaxmemory
+	if limit == 0 || s.loading || s.par.on || ignore || s.paused() || s.usedMemoryNow() <= limit { // a pause keeps the data still (pause.go)
 		return evictOK
 	}
 	if s.ev.policy&evictNone != 0 {

@@ -40,12 +40,27 @@ type ReplConfig struct {
 	// NoServeStale is replica-serve-stale-data no: a replica whose link is
 	// down answers MASTERDOWN to the commands not flagged stale.
 	NoServeStale bool
+	// AnnounceIP and AnnouncePort are replica-announce-ip and -port: what a
+	// replica tells its master in REPLCONF ip-address and listening-port
+	// (0: the port it listens on); the master shows them in INFO and ROLE.
+	AnnounceIP   string
+	AnnouncePort int
+	// NotAnnounced is replica-announced no (INFO replication's replica_announced:0,
+	// which Sentinel reads).
+	NotAnnounced bool
+	// NoIgnoreMaxmemory is replica-ignore-maxmemory no: a replica evicts by its
+	// own maxmemory (evict.go).
+	NoIgnoreMaxmemory bool
+	// LazyFlush is replica-lazy-flush: shown and kept, with no effect (config_ops.go).
+	LazyFlush bool
 }
 
 func init() {
 	for _, name := range []string{"repl-backlog-size", "repl-diskless-sync", "repl-diskless-sync-delay",
 		"repl-ping-replica-period", "repl-timeout", "replica-read-only", "masterauth", "masteruser",
-		"replica-priority", "min-replicas-to-write", "min-replicas-max-lag", "replica-serve-stale-data"} {
+		"replica-priority", "min-replicas-to-write", "min-replicas-max-lag", "replica-serve-stale-data",
+		"replica-announce-ip", "replica-announce-port", "replica-announced", "replica-ignore-maxmemory",
+		"replica-lazy-flush"} {
 		runtimeSettable[name] = true
 	}
 	for alias, name := range replAliases {
@@ -61,6 +76,8 @@ var replAliases = map[string]string{
 	"repl-ping-slave-period": "repl-ping-replica-period", "slave-priority": "replica-priority",
 	"min-slaves-to-write": "min-replicas-to-write", "min-slaves-max-lag": "min-replicas-max-lag",
 	"slave-serve-stale-data": "replica-serve-stale-data",
+	"slave-announce-ip":      "replica-announce-ip", "slave-announce-port": "replica-announce-port",
+	"slave-ignore-maxmemory": "replica-ignore-maxmemory", "slave-lazy-flush": "replica-lazy-flush",
 }
 
 func (r *ReplConfig) backlogSize() int64 {
@@ -165,6 +182,22 @@ func (r *ReplConfig) set(name, val string) (handled bool, err error) {
 		var yes bool
 		yes, err = parseYesNo(val)
 		r.NoServeStale = err == nil && !yes
+	case "replica-announce-ip":
+		r.AnnounceIP = val
+	case "replica-announce-port":
+		r.AnnouncePort, err = intConfig(val, 0, 65535)
+	case "replica-announced":
+		var yes bool
+		if yes, err = parseYesNo(val); err == nil {
+			r.NotAnnounced = !yes
+		}
+	case "replica-ignore-maxmemory":
+		var yes bool
+		if yes, err = parseYesNo(val); err == nil {
+			r.NoIgnoreMaxmemory = !yes
+		}
+	case "replica-lazy-flush":
+		r.LazyFlush, err = parseYesNo(val)
 	default:
 		return false, nil
 	}
@@ -202,6 +235,11 @@ func (r *ReplConfig) params(p map[string]func() string) {
 	p["min-replicas-to-write"] = func() string { return strconv.Itoa(r.MinReplicasToWrite) }
 	p["min-replicas-max-lag"] = func() string { return strconv.Itoa(r.minReplicasMaxLag()) }
 	p["replica-serve-stale-data"] = func() string { return yesNo[!r.NoServeStale] }
+	p["replica-announce-ip"] = func() string { return r.AnnounceIP }
+	p["replica-announce-port"] = func() string { return strconv.Itoa(r.AnnouncePort) }
+	p["replica-announced"] = func() string { return yesNo[!r.NotAnnounced] }
+	p["replica-ignore-maxmemory"] = func() string { return yesNo[!r.NoIgnoreMaxmemory] }
+	p["replica-lazy-flush"] = func() string { return yesNo[r.LazyFlush] }
 	for alias, name := range replAliases {
 		if get := p[name]; get != nil {
 			p[alias] = get

@@ -250,6 +250,7 @@ func (s *Server) syncWithMaster(l *masterLink) error {
 	var offset int64
 	var auth []string
 	var port int
+	var announceIP string
 	var failover bool
 	s.submit(func() {
 		failover = s.repl.failover.state == failoverInProgress && s.repl.link == l // failover.go
@@ -264,8 +265,12 @@ func (s *Server) syncWithMaster(l *masterLink) error {
 		if a, ok := s.Addr().(*net.TCPAddr); ok && s.ln != nil {
 			port = a.Port
 		}
+		if s.cfg.Repl.AnnouncePort != 0 { // replica-announce-port
+			port = s.cfg.Repl.AnnouncePort
+		}
+		announceIP = s.cfg.Repl.AnnounceIP // replica-announce-ip
 	})
-	if err := s.handshake(l, br, auth, port, timeout); err != nil {
+	if err := s.handshake(l, br, auth, port, announceIP, timeout); err != nil {
 		return err
 	}
 	conn.SetDeadline(time.Now().Add(timeout))
@@ -305,13 +310,16 @@ func (s *Server) liveReplTimeout() int {
 }
 
 // handshake sends PING, AUTH and REPLCONF and checks their replies.
-func (s *Server) handshake(l *masterLink, br *bufio.Reader, auth []string, port int, timeout time.Duration) error {
+func (s *Server) handshake(l *masterLink, br *bufio.Reader, auth []string, port int, ip string, timeout time.Duration) error {
 	steps := [][]string{{"PING"}}
 	if auth != nil {
 		steps = append(steps, auth)
 	}
-	steps = append(steps, []string{"REPLCONF", "listening-port", strconv.Itoa(port)},
-		[]string{"REPLCONF", "capa", "eof", "capa", "psync2"})
+	steps = append(steps, []string{"REPLCONF", "listening-port", strconv.Itoa(port)})
+	if ip != "" { // replica-announce-ip: sent only when set, as Redis
+		steps = append(steps, []string{"REPLCONF", "ip-address", ip})
+	}
+	steps = append(steps, []string{"REPLCONF", "capa", "eof", "capa", "psync2"})
 	for i, args := range steps {
 		l.conn.SetDeadline(time.Now().Add(timeout))
 		if err := l.send(args...); err != nil {
@@ -607,7 +615,7 @@ func (s *Server) replicaInfo() [][2]string {
 	return append(f, [][2]string{
 		{"slave_priority", strconv.Itoa(c.priority())},
 		{"slave_read_only", b01(!c.ReadWrite)},
-		{"replica_announced", "1"},
+		{"replica_announced", b01(!c.NotAnnounced)},
 	}...)
 }
 

@@ -1,0 +1,79 @@
+package myredis_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"waitroom/myredis/redistest"
+)
+
+// replica-announce-ip and replica-announce-port are what a replica tells its
+// master (REPLCONF ip-address, listening-port): the master's INFO slaveN line
+// and ROLE show them, a MyRedis master and a real redis-server alike;
+// replica-announced is the replica's INFO replica_announced.
+func TestReplicaAnnounce(t *testing.T) {
+	masters := map[string]string{"myredis master": myRedisMaster(t)}
+	if redistest.RedisServerPath() != "" {
+		masters["redis-server master"] = redistest.StartRealRedis(t)
+	}
+	for name, master := range masters {
+		t.Run(name, func(t *testing.T) {
+			cfg := replicaConfig(t)
+			require.NoError(t, cfg.Set("replica-announce-ip", "10.1.2.3"))
+			require.NoError(t, cfg.Set("slave-announce-port", "4567")) // the old name
+			_, replica := redistest.StartMyRedisConfig(t, cfg)
+			ctx := context.Background()
+			h, p := replHostPort(t, master)
+			require.NoError(t, replClient(t, replica, 0).Do(ctx, "REPLICAOF", h, p).Err())
+			waitSynced(t, master, replica)
+			require.True(t, strings.HasPrefix(infoField(t, master, "replication", "slave0"), "ip=10.1.2.3,port=4567,state=online,"),
+				infoField(t, master, "replication", "slave0"))
+			role, err := replClient(t, master, 0).Do(ctx, "ROLE").Slice()
+			require.NoError(t, err)
+			require.Equal(t, []any{"10.1.2.3", "4567"}, role[2].([]any)[0].([]any)[:2])
+
+			require.Equal(t, "1", infoField(t, replica, "replication", "replica_announced"))
+			rc := redistest.Dial(t, replica)
+			mustDo(t, rc, ok, "CONFIG", "SET", "replica-announced", "no")
+			require.Equal(t, "0", infoField(t, replica, "replication", "replica_announced"))
+			mustDo(t, rc, bulks("slave-announce-ip", "10.1.2.3", "slave-announce-port", "4567"),
+				"CONFIG", "GET", "slave-announce-*")
+		})
+	}
+}
+
+// replica-ignore-maxmemory yes (the default): a replica over its maxmemory
+// keeps every key its master sends; no: it evicts by its own policy.
+func TestReplicaIgnoreMaxmemory(t *testing.T) {
+	master := myRedisMaster(t)
+	_, replica := redistest.StartMyRedisConfig(t, replicaConfig(t))
+	ctx := context.Background()
+	rc := redistest.Dial(t, replica)
+	used, err := strconv.ParseInt(infoField(t, replica, "memory", "used_memory"), 10, 64)
+	require.NoError(t, err)
+	mustDo(t, rc, ok, "CONFIG", "SET", "maxmemory", strconv.FormatInt(used+512<<10, 10), "maxmemory-policy", "allkeys-random")
+	h, p := replHostPort(t, master)
+	require.NoError(t, replClient(t, replica, 0).Do(ctx, "REPLICAOF", h, p).Err())
+	waitSynced(t, master, replica)
+	mc := replClient(t, master, 0)
+	val := strings.Repeat("x", 10<<10)
+	for i := range 200 { // about 2 MB, four times the room left
+		require.NoError(t, mc.Set(ctx, "k"+strconv.Itoa(i), val, 0).Err())
+	}
+	waitSynced(t, master, replica)
+	mustDo(t, rc, num(200), "DBSIZE")
+	mustDo(t, rc, bulks("replica-ignore-maxmemory", "yes"), "CONFIG", "GET", "replica-ignore-maxmemory")
+
+	mustDo(t, rc, ok, "CONFIG", "SET", "slave-ignore-maxmemory", "no")
+	deadline := time.Now().Add(10 * time.Second)
+	for rc.Do("DBSIZE") == num(200) {
+		require.True(t, time.Now().Before(deadline), "the replica did not evict")
+		time.Sleep(10 * time.Millisecond)
+	}
+	require.NotEqual(t, "0", infoField(t, replica, "stats", "evicted_keys"))
+}
