@@ -31,6 +31,10 @@ func TestReplicaAnnounce(t *testing.T) {
 			h, p := replHostPort(t, master)
 			require.NoError(t, replClient(t, replica, 0).Do(ctx, "REPLICAOF", h, p).Err())
 			waitSynced(t, master, replica)
+			deadline := time.Now().Add(10 * time.Second) // a real master says online a little after the sync
+			for !strings.Contains(infoField(t, master, "replication", "slave0"), ",state=online,") && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
 			require.True(t, strings.HasPrefix(infoField(t, master, "replication", "slave0"), "ip=10.1.2.3,port=4567,state=online,"),
 				infoField(t, master, "replication", "slave0"))
 			role, err := replClient(t, master, 0).Do(ctx, "ROLE").Slice()
