@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"net"
 	"strconv"
 	"strings"
@@ -19,6 +20,7 @@ import (
 //	unixsocket, unixsocketperm   ""   also listen on a Unix socket, chmod it to the octal mode (listen_unix.go); start-up only
 //	stop-writes-on-bgsave-error  yes  MISCONF for writes while the last RDB save failed (persist_guard.go)
 //	shutdown-on-sigint/-sigterm  default  SHUTDOWN's flags for the signal (cmd_shutdown.go, cmd/myredis)
+//	shutdown-timeout             10   seconds a shutdown waits for the replicas (shutdown_wait.go)
 //	oom-score-adj, oom-score-adj-values  no, 0 200 800  /proc/self/oom_score_adj (oom_linux.go)
 
 // OpsConfig holds those settings; Config.Ops, filled with the defaults by initOps.
@@ -30,6 +32,9 @@ type OpsConfig struct {
 	// ShutdownOnSigint and ShutdownOnSigterm are SHUTDOWN flags (shutdownSave...);
 	// 0 is "default": save when save points are set.
 	ShutdownOnSigint, ShutdownOnSigterm int
+	// ShutdownTimeout is shutdown-timeout: the seconds a shutdown waits for
+	// the replicas to catch up (0: it does not wait; shutdown_wait.go).
+	ShutdownTimeout int
 	OOMScoreAdj                         int    // oomAdjNo, oomAdjRelative or oomAdjAbsolute
 	OOMScoreAdjValues                   [3]int // master, replica, background child
 	// Lazyfree are lazyfree-lazy-eviction, -expire, -server-del, -user-del and
@@ -90,6 +95,7 @@ func oomAdjName(v int) string {
 func (c *Config) initOps() {
 	if !c.opsInit {
 		c.Ops = OpsConfig{ProtectedMode: true, StopWritesOnBgsaveErr: true, OOMScoreAdjValues: [3]int{0, 200, 800},
+			ShutdownTimeout: 10,
 			Lazyfree: map[string]bool{}}
 		c.opsInit = true
 	}
@@ -97,7 +103,7 @@ func (c *Config) initOps() {
 
 func init() {
 	for _, name := range []string{"protected-mode", "stop-writes-on-bgsave-error", "shutdown-on-sigint",
-		"shutdown-on-sigterm", "oom-score-adj", "oom-score-adj-values"} {
+		"shutdown-on-sigterm", "shutdown-timeout", "oom-score-adj", "oom-score-adj-values"} {
 		runtimeSettable[name] = true
 	}
 	for _, name := range []string{"shutdown-on-sigint", "shutdown-on-sigterm", "oom-score-adj-values"} {
@@ -138,6 +144,8 @@ func (c *Config) setOps(name, val string) (handled bool, err error) {
 				o.ShutdownOnSigterm = flags
 			}
 		}
+	case "shutdown-timeout":
+		o.ShutdownTimeout, err = intConfig(val, 0, math.MaxInt32)
 	case "oom-score-adj":
 		err = errors.New("argument(s) must be one of the following: no, yes, relative, absolute")
 		for _, n := range oomAdjNames {
@@ -256,6 +264,7 @@ func (s *Server) opsConfigParams(p map[string]func() string) {
 	p["unixsocketperm"] = func() string { return strconv.FormatUint(uint64(o.UnixSocketPerm), 8) }
 	p["shutdown-on-sigint"] = func() string { return formatShutdownSig(o.ShutdownOnSigint) }
 	p["shutdown-on-sigterm"] = func() string { return formatShutdownSig(o.ShutdownOnSigterm) }
+	p["shutdown-timeout"] = func() string { return strconv.Itoa(o.ShutdownTimeout) }
 	p["oom-score-adj"] = func() string { return oomAdjName(o.OOMScoreAdj) }
 	for _, name := range lazyfreeNames {
 		p[name] = func() string { return yesNo[o.Lazyfree[name]] }

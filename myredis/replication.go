@@ -648,6 +648,9 @@ func (s *Server) replAck(r *replica, off int64) {
 	}
 	r.ackTime = s.clock.Now()
 	s.serveWaiters()
+	if s.shutdown != nil {
+		s.checkShutdown() // shutdown_wait.go
+	}
 }
 
 // dropReplica forgets a disconnected replica. Runs on the executor.
@@ -668,6 +671,9 @@ func (s *Server) dropReplica(r *replica) {
 	s.mu.Unlock()
 	s.forgetClient(r.c)
 	s.log.Info("connection with replica lost", "addr", r.c.addr)
+	if s.shutdown != nil {
+		s.checkShutdown() // shutdown_wait.go: one fewer to wait for
+	}
 }
 
 func removeReplica(list []*replica, r *replica) []*replica {

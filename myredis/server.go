@@ -103,6 +103,7 @@ type Server struct {
 	replID string       // INFO replication's master_replid, random per run
 	repl   replication  // replication, both sides (replication*.go)
 
+	shutdown *shutdownWait // a shutdown waiting for the replicas (shutdown_wait.go); executor-owned
 	stopping atomic.Bool   // SHUTDOWN or Close: batches not yet started never run
 	stopped  chan struct{} // closed when Close has finished
 

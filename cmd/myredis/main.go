@@ -98,7 +98,7 @@ func run(args []string) int {
 // shutdown runs exits at once with status 1 ("You insist").
 func shutdownOnSignals(sig <-chan os.Signal, srv *myredis.Server, log *slog.Logger, dir string) {
 	for s := range sig {
-		log.Warn("received signal, scheduling shutdown", "signal", s.String())
+		log.Warn("shutting down on a signal", "signal", s.String())
 		done := make(chan bool, 1)
 		go func() { done <- srv.ShutdownOnSignal(s == syscall.SIGINT) }()
 		stop := false
