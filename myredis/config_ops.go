@@ -34,9 +34,9 @@ type OpsConfig struct {
 	ShutdownOnSigint, ShutdownOnSigterm int
 	// ShutdownTimeout is shutdown-timeout: the seconds a shutdown waits for
 	// the replicas to catch up (0: it does not wait; shutdown_wait.go).
-	ShutdownTimeout int
-	OOMScoreAdj                         int    // oomAdjNo, oomAdjRelative or oomAdjAbsolute
-	OOMScoreAdjValues                   [3]int // master, replica, background child
+	ShutdownTimeout   int
+	OOMScoreAdj       int    // oomAdjNo, oomAdjRelative or oomAdjAbsolute
+	OOMScoreAdjValues [3]int // master, replica, background child
 	// Lazyfree are lazyfree-lazy-eviction, -expire, -server-del, -user-del and
 	// -user-flush (default no): shown, set and rewritten, with no effect, since
 	// every way MyRedis deletes already leaves the freeing to Go's garbage
@@ -96,7 +96,7 @@ func (c *Config) initOps() {
 	if !c.opsInit {
 		c.Ops = OpsConfig{ProtectedMode: true, StopWritesOnBgsaveErr: true, OOMScoreAdjValues: [3]int{0, 200, 800},
 			ShutdownTimeout: 10,
-			Lazyfree: map[string]bool{}}
+			Lazyfree:        map[string]bool{}}
 		c.opsInit = true
 	}
 }

@@ -65,7 +65,7 @@ func TestShutdownWaitsForReplicasAndAborts(t *testing.T) {
 	}
 	writer := redistest.Dial(t, addr)
 	writer.Write(redistest.Encode("SET", "k", "paused"))
-	mustDo(t, c, bulk("v"), "GET", "k") // the server still serves reads; the SET waits
+	mustDo(t, c, bulk("v"), "GET", "k")                                        // the server still serves reads; the SET waits
 	if list := c.Do("CLIENT", "LIST"); strings.Count(list, " flags=b ") != 2 { // SHUTDOWN and the SET
 		t.Fatalf("not both clients wait: %q", list)
 	}
