@@ -206,7 +206,7 @@ func (c *Config) setDirective(name string, args []string) error {
 		c.Save = append(c.Save, points...)
 		return err
 	case "bind", "client-output-buffer-limit", "oom-score-adj-values", "replicaof", "slaveof",
-		"shutdown-on-sigint", "shutdown-on-sigterm":
+		"shutdown-on-sigint", "shutdown-on-sigterm", "latency-tracking-info-percentiles":
 		return c.setOrBad(name, strings.Join(args, " "))
 	case "user": // ACL users, loaded at start (acl_server.go)
 		if len(args) < 1 {

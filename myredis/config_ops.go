@@ -37,6 +37,12 @@ type OpsConfig struct {
 	ShutdownTimeout   int
 	OOMScoreAdj       int    // oomAdjNo, oomAdjRelative or oomAdjAbsolute
 	OOMScoreAdjValues [3]int // master, replica, background child
+	// LatencyTracking is latency-tracking: the commands' latency histograms
+	// (INFO latencystats, LATENCY HISTOGRAM) are kept (stats.go).
+	LatencyTracking bool
+	// LatencyPercentiles is latency-tracking-info-percentiles: the percentiles
+	// INFO latencystats shows. Replaced, never changed in place (Config is copied).
+	LatencyPercentiles []float64
 	// Lazyfree are lazyfree-lazy-eviction, -expire, -server-del, -user-del and
 	// -user-flush (default no): shown, set and rewritten, with no effect, since
 	// every way MyRedis deletes already leaves the freeing to Go's garbage
@@ -95,18 +101,20 @@ func oomAdjName(v int) string {
 func (c *Config) initOps() {
 	if !c.opsInit {
 		c.Ops = OpsConfig{ProtectedMode: true, StopWritesOnBgsaveErr: true, OOMScoreAdjValues: [3]int{0, 200, 800},
-			ShutdownTimeout: 10,
-			Lazyfree:        map[string]bool{}}
+			ShutdownTimeout: 10, LatencyTracking: true, LatencyPercentiles: []float64{50, 99, 99.9},
+			Lazyfree: map[string]bool{}}
 		c.opsInit = true
 	}
 }
 
 func init() {
 	for _, name := range []string{"protected-mode", "stop-writes-on-bgsave-error", "shutdown-on-sigint",
-		"shutdown-on-sigterm", "shutdown-timeout", "oom-score-adj", "oom-score-adj-values"} {
+		"shutdown-on-sigterm", "shutdown-timeout", "oom-score-adj", "oom-score-adj-values",
+		"latency-tracking", "latency-tracking-info-percentiles"} {
 		runtimeSettable[name] = true
 	}
-	for _, name := range []string{"shutdown-on-sigint", "shutdown-on-sigterm", "oom-score-adj-values"} {
+	for _, name := range []string{"shutdown-on-sigint", "shutdown-on-sigterm", "oom-score-adj-values",
+		"latency-tracking-info-percentiles"} {
 		configMultiArgNames[name] = true
 	}
 	for _, name := range lazyfreeNames {
@@ -143,6 +151,13 @@ func (c *Config) setOps(name, val string) (handled bool, err error) {
 			} else {
 				o.ShutdownOnSigterm = flags
 			}
+		}
+	case "latency-tracking":
+		o.LatencyTracking, err = parseYesNo(val)
+	case "latency-tracking-info-percentiles":
+		var ps []float64
+		if ps, err = parsePercentiles(val); err == nil {
+			o.LatencyPercentiles = ps
 		}
 	case "shutdown-timeout":
 		o.ShutdownTimeout, err = intConfig(val, 0, math.MaxInt32)
@@ -236,6 +251,34 @@ func formatShutdownSig(flags int) string {
 	return strings.Join(names, " ")
 }
 
+// parsePercentiles reads latency-tracking-info-percentiles: floats in
+// 0..100 (Redis's string2d: no blanks, no NaN); a lone "" is none.
+func parsePercentiles(val string) ([]float64, error) {
+	if val == "" {
+		return []float64{}, nil
+	}
+	words := strings.Split(val, " ")
+	ps := make([]float64, len(words))
+	for i, w := range words {
+		p, err := strconv.ParseFloat(w, 64)
+		if err != nil && !errors.Is(err, strconv.ErrRange) || w == "" || strings.ContainsAny(w[:1], " \t\n\v\f\r") || math.IsNaN(p) {
+			return nil, errors.New("Invalid latency-tracking-info-percentiles parameters")
+		}
+		if p > 100 || p < 0 {
+			return nil, errors.New("latency-tracking-info-percentiles parameters should sit between [0.0,100.0]")
+		}
+		ps[i] = p
+	}
+	return ps, nil
+}
+
+// formatPercentile writes p as Redis ("%f" without trailing zeros: 50, 99.9).
+func formatPercentile(p float64) string {
+	s := strconv.FormatFloat(p, 'f', 6, 64)
+	s = strings.TrimRight(s, "0")
+	return strings.TrimSuffix(s, ".")
+}
+
 // parseOOMScoreAdjValues reads three integers in -2000..2000, each read by
 // strtoll to its end (so an empty word, from two spaces, is 0, as in Redis).
 func parseOOMScoreAdjValues(val string) ([3]int, error) {
@@ -265,6 +308,14 @@ func (s *Server) opsConfigParams(p map[string]func() string) {
 	p["shutdown-on-sigint"] = func() string { return formatShutdownSig(o.ShutdownOnSigint) }
 	p["shutdown-on-sigterm"] = func() string { return formatShutdownSig(o.ShutdownOnSigterm) }
 	p["shutdown-timeout"] = func() string { return strconv.Itoa(o.ShutdownTimeout) }
+	p["latency-tracking"] = func() string { return yesNo[o.LatencyTracking] }
+	p["latency-tracking-info-percentiles"] = func() string {
+		words := make([]string, len(o.LatencyPercentiles))
+		for i, p := range o.LatencyPercentiles {
+			words[i] = formatPercentile(p)
+		}
+		return strings.Join(words, " ")
+	}
 	p["oom-score-adj"] = func() string { return oomAdjName(o.OOMScoreAdj) }
 	for _, name := range lazyfreeNames {
 		p[name] = func() string { return yesNo[o.Lazyfree[name]] }

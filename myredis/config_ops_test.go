@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -316,7 +317,7 @@ func TestOpsConfigMatchesRedis(t *testing.T) {
 		"replica-announce-ip", "replica-announce-port", "replica-announced", "replica-ignore-maxmemory",
 		"replica-lazy-flush", "slave-announce-ip", "slave-announce-port", "slave-ignore-maxmemory", "slave-lazy-flush",
 		"lazyfree-lazy-eviction", "lazyfree-lazy-expire", "lazyfree-lazy-server-del", "lazyfree-lazy-user-del",
-		"lazyfree-lazy-user-flush"}
+		"lazyfree-lazy-user-flush", "latency-tracking", "latency-tracking-info-percentiles", "shutdown-timeout"}
 	cmds := [][]string{}
 	for _, n := range names {
 		cmds = append(cmds, []string{"CONFIG", "GET", n})
@@ -330,16 +331,58 @@ func TestOpsConfigMatchesRedis(t *testing.T) {
 		{"replica-announce-port", "65536"}, {"replica-announce-port", "x"}, {"slave-announce-port", "1234"},
 		{"replica-announce-ip", "1.2.3.4"}, {"replica-announced", "no"}, {"replica-ignore-maxmemory", "no"},
 		{"slave-lazy-flush", "yes"}, {"lazyfree-lazy-user-del", "yes"}, {"lazyfree-lazy-expire", "on"},
+		{"latency-tracking", "nope"}, {"latency-tracking-info-percentiles", "10.0 50.0 a"},
+		{"latency-tracking-info-percentiles", "10 101"}, {"latency-tracking-info-percentiles", "-1"},
+		{"latency-tracking-info-percentiles", " 5"}, {"latency-tracking-info-percentiles", "nan"},
+		{"latency-tracking-info-percentiles", "0.0 50.0 100.0 99.99 1e1 0.0000001"},
+		{"shutdown-timeout", "-1"}, {"shutdown-timeout", "30"},
 	} {
 		cmds = append(cmds, []string{"CONFIG", "SET", set[0], set[1]})
 	}
 	for _, n := range names {
 		cmds = append(cmds, []string{"CONFIG", "GET", n})
 	}
+	cmds = append(cmds, []string{"CONFIG", "SET", "latency-tracking-info-percentiles", ""},
+		[]string{"CONFIG", "GET", "latency-tracking-info-percentiles"})
 	for _, cmd := range cmds {
 		want := real.Do(cmd...)
 		if got := mine.Do(cmd...); got != want {
 			t.Errorf("%q:\n MyRedis %q\n Redis   %q", cmd, got, want)
 		}
+	}
+}
+
+// latency-tracking and latency-tracking-info-percentiles shape INFO
+// latencystats as Redis's: the configured percentiles, in their order and
+// spelling; no lines while tracking is off, and calls made then are not in
+// the histograms.
+func TestLatencyTrackingSettings(t *testing.T) {
+	c, _, _ := start(t)
+	mustDo(t, c, ok, "SET", "a", "b")
+	if got := c.Do("INFO", "latencystats"); !regexp.MustCompile(`latency_percentiles_usec_set:p50=\d+\.\d{3},p99=\d+\.\d{3},p99\.9=\d+\.\d{3}\r\n`).MatchString(got) {
+		t.Fatalf("default percentiles: %q", got)
+	}
+	mustDo(t, c, ok, "CONFIG", "SET", "latency-tracking-info-percentiles", "0.0 50.5 100")
+	if got := c.Do("INFO", "latencystats"); !regexp.MustCompile(`latency_percentiles_usec_set:p0=\d+\.\d{3},p50\.5=\d+\.\d{3},p100=\d+\.\d{3}\r\n`).MatchString(got) {
+		t.Fatalf("configured percentiles: %q", got)
+	}
+	mustDo(t, c, ok, "CONFIG", "SET", "latency-tracking", "no")
+	mustDo(t, c, ok, "CONFIG", "RESETSTAT")
+	mustDo(t, c, ok, "SET", "a", "b")
+	if got := c.Do("INFO", "latencystats"); strings.Contains(got, "latency_percentiles") {
+		t.Fatalf("latency-tracking no: %q", got)
+	}
+	mustDo(t, c, ok, "CONFIG", "SET", "latency-tracking", "yes")
+	if got := c.Do("INFO", "latencystats"); strings.Contains(got, "latency_percentiles_usec_set") {
+		t.Fatalf("a SET made while tracking was off is in the histogram: %q", got)
+	}
+	mustDo(t, c, ok, "SET", "a", "b") // the first one after: in the histogram (Redis's unit/info test)
+	if got := c.Do("INFO", "latencystats"); !strings.Contains(got, "latency_percentiles_usec_set:p0=") {
+		t.Fatalf("the SET after tracking came back on: %q", got)
+	}
+	mustDo(t, c, ok, "CONFIG", "SET", "latency-tracking-info-percentiles", "")
+	mustDo(t, c, bulk("b"), "GET", "a")
+	if got := c.Do("INFO", "latencystats"); !strings.Contains(got, "latency_percentiles_usec_get:\r\n") {
+		t.Fatalf("no percentiles: %q", got)
 	}
 }

@@ -200,6 +200,12 @@ func (s *Server) rewriteSettings(st *configRewriteState) {
 			st.rewriteLine(name, name+" "+quoteArg(dir), true)
 		case "bind":
 			st.rewriteLine(name, name+" "+c.Bind, c.Bind != DefaultConfig().Bind)
+		case "latency-tracking-info-percentiles": // always written, as Redis; "" for none
+			val := params[name]()
+			if val == "" {
+				val = `""`
+			}
+			st.rewriteLine(name, name+" "+val, true)
 		default:
 			val := params[name]()
 			st.rewriteLine(name, name+" "+formatConfigValue(name, val), val != defaults[name]())

@@ -322,7 +322,7 @@ func (s *Server) exec(x *Ctx) {
 		if len(out) > mark && out[mark] == '-' {
 			s.countCall(x.cmd, ns, out[mark:], !x.noErrorStats)
 		} else {
-			x.cmd.stats.record(ns) // the common case
+			x.cmd.stats.record(ns, s.cfg.Ops.LatencyTracking) // the common case
 		}
 	}
 	if ns >= s.intro.slowNs || len(s.intro.monitors) > 0 {
