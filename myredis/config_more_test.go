@@ -30,7 +30,8 @@ func TestLoadDebianConfig(t *testing.T) {
 	}
 	for _, name := range []string{"port", "timeout", "tcp-keepalive", "daemonize", "pidfile", "logfile", "dir",
 		"protected-mode", "tcp-backlog", "oom-score-adj", "oom-score-adj-values", "stop-writes-on-bgsave-error",
-		"unixsocket", "unixsocketperm", "shutdown-on-sigint", "shutdown-on-sigterm"} {
+		"unixsocket", "unixsocketperm", "shutdown-on-sigint", "shutdown-on-sigterm", "activerehashing",
+		"latency-tracking", "lazyfree-lazy-eviction", "replica-lazy-flush", "replica-ignore-maxmemory"} {
 		if slices.Contains(cfg.Unsupported, name) {
 			t.Errorf("%s is implemented but listed as unsupported", name)
 		}

@@ -37,6 +37,9 @@ type OpsConfig struct {
 	ShutdownTimeout   int
 	OOMScoreAdj       int    // oomAdjNo, oomAdjRelative or oomAdjAbsolute
 	OOMScoreAdjValues [3]int // master, replica, background child
+	// ActiveRehashing is activerehashing: the cron moves a resizing keyspace
+	// table's buckets (rehash_cron.go).
+	ActiveRehashing bool
 	// LatencyTracking is latency-tracking: the commands' latency histograms
 	// (INFO latencystats, LATENCY HISTOGRAM) are kept (stats.go).
 	LatencyTracking bool
@@ -101,7 +104,7 @@ func oomAdjName(v int) string {
 func (c *Config) initOps() {
 	if !c.opsInit {
 		c.Ops = OpsConfig{ProtectedMode: true, StopWritesOnBgsaveErr: true, OOMScoreAdjValues: [3]int{0, 200, 800},
-			ShutdownTimeout: 10, LatencyTracking: true, LatencyPercentiles: []float64{50, 99, 99.9},
+			ShutdownTimeout: 10, LatencyTracking: true, ActiveRehashing: true, LatencyPercentiles: []float64{50, 99, 99.9},
 			Lazyfree: map[string]bool{}}
 		c.opsInit = true
 	}
@@ -110,7 +113,7 @@ func (c *Config) initOps() {
 func init() {
 	for _, name := range []string{"protected-mode", "stop-writes-on-bgsave-error", "shutdown-on-sigint",
 		"shutdown-on-sigterm", "shutdown-timeout", "oom-score-adj", "oom-score-adj-values",
-		"latency-tracking", "latency-tracking-info-percentiles"} {
+		"latency-tracking", "latency-tracking-info-percentiles", "activerehashing"} {
 		runtimeSettable[name] = true
 	}
 	for _, name := range []string{"shutdown-on-sigint", "shutdown-on-sigterm", "oom-score-adj-values",
@@ -154,6 +157,8 @@ func (c *Config) setOps(name, val string) (handled bool, err error) {
 		}
 	case "latency-tracking":
 		o.LatencyTracking, err = parseYesNo(val)
+	case "activerehashing":
+		o.ActiveRehashing, err = parseYesNo(val)
 	case "latency-tracking-info-percentiles":
 		var ps []float64
 		if ps, err = parsePercentiles(val); err == nil {
@@ -309,6 +314,7 @@ func (s *Server) opsConfigParams(p map[string]func() string) {
 	p["shutdown-on-sigterm"] = func() string { return formatShutdownSig(o.ShutdownOnSigterm) }
 	p["shutdown-timeout"] = func() string { return strconv.Itoa(o.ShutdownTimeout) }
 	p["latency-tracking"] = func() string { return yesNo[o.LatencyTracking] }
+	p["activerehashing"] = func() string { return yesNo[o.ActiveRehashing] }
 	p["latency-tracking-info-percentiles"] = func() string {
 		words := make([]string, len(o.LatencyPercentiles))
 		for i, p := range o.LatencyPercentiles {

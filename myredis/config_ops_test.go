@@ -317,7 +317,7 @@ func TestOpsConfigMatchesRedis(t *testing.T) {
 		"replica-announce-ip", "replica-announce-port", "replica-announced", "replica-ignore-maxmemory",
 		"replica-lazy-flush", "slave-announce-ip", "slave-announce-port", "slave-ignore-maxmemory", "slave-lazy-flush",
 		"lazyfree-lazy-eviction", "lazyfree-lazy-expire", "lazyfree-lazy-server-del", "lazyfree-lazy-user-del",
-		"lazyfree-lazy-user-flush", "latency-tracking", "latency-tracking-info-percentiles", "shutdown-timeout"}
+		"lazyfree-lazy-user-flush", "latency-tracking", "latency-tracking-info-percentiles", "shutdown-timeout", "activerehashing"}
 	cmds := [][]string{}
 	for _, n := range names {
 		cmds = append(cmds, []string{"CONFIG", "GET", n})
@@ -335,7 +335,7 @@ func TestOpsConfigMatchesRedis(t *testing.T) {
 		{"latency-tracking-info-percentiles", "10 101"}, {"latency-tracking-info-percentiles", "-1"},
 		{"latency-tracking-info-percentiles", " 5"}, {"latency-tracking-info-percentiles", "nan"},
 		{"latency-tracking-info-percentiles", "0.0 50.0 100.0 99.99 1e1 0.0000001"},
-		{"shutdown-timeout", "-1"}, {"shutdown-timeout", "30"},
+		{"shutdown-timeout", "-1"}, {"shutdown-timeout", "30"}, {"activerehashing", "0"}, {"activerehashing", "no"},
 	} {
 		cmds = append(cmds, []string{"CONFIG", "SET", set[0], set[1]})
 	}

@@ -434,12 +434,19 @@ func (s *Server) activeExpireLoop() {
 				t.Reset(time.Second / time.Duration(hz))
 			}
 			select {
-			case s.jobs <- job{fn: s.activeExpireSlow}:
+			case s.jobs <- job{fn: s.cronTick}:
 			case <-s.quit:
 				return
 			}
 		}
 	}
+}
+
+// cronTick is the executor's share of Redis's serverCron, hz times a second:
+// active expiry, then active rehashing (rehash_cron.go).
+func (s *Server) cronTick() {
+	s.activeExpireSlow()
+	s.activeRehash()
 }
 
 // randomHex returns n random hex digits.
