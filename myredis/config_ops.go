@@ -40,6 +40,10 @@ type OpsConfig struct {
 	// ActiveRehashing is activerehashing: the cron moves a resizing keyspace
 	// table's buckets (rehash_cron.go).
 	ActiveRehashing bool
+	// SanitizeDumpPayload is sanitize-dump-payload ("no", "yes", "clients"):
+	// shown and kept; MyRedis always validates a payload whole (see
+	// sanitizeDumpNames).
+	SanitizeDumpPayload string
 	// LatencyTracking is latency-tracking: the commands' latency histograms
 	// (INFO latencystats, LATENCY HISTOGRAM) are kept (stats.go).
 	LatencyTracking bool
@@ -79,6 +83,17 @@ var shutdownSigNames = []struct {
 	flag int
 }{{"default", 0}, {"save", shutdownSave}, {"nosave", shutdownNosave}, {"now", shutdownNow}, {"force", shutdownForce}}
 
+// sanitizeDumpNames are sanitize-dump-payload's values. In Redis "yes" (or
+// "clients", for RESTORE from clients) checks every element of a RESTORE
+// payload or RDB file before using it, and "no" only its outer structure,
+// leaving a corrupt listpack to be found (or to crash) later. MyRedis always
+// decodes a payload whole into its own structures (rdb_value.go: every
+// listpack and ziplist entry, its lengths and back-lengths, the entry count,
+// duplicate fields, members and stream groups) and answers "Bad data format"
+// to one that fails, so every value behaves as "yes"; with "no" a corrupt
+// payload Redis would accept is refused.
+var sanitizeDumpNames = []string{"no", "yes", "clients"}
+
 // oom-score-adj values: "yes" is "relative", and CONFIG GET says "yes".
 const (
 	oomAdjNo = iota
@@ -104,7 +119,7 @@ func oomAdjName(v int) string {
 func (c *Config) initOps() {
 	if !c.opsInit {
 		c.Ops = OpsConfig{ProtectedMode: true, StopWritesOnBgsaveErr: true, OOMScoreAdjValues: [3]int{0, 200, 800},
-			ShutdownTimeout: 10, LatencyTracking: true, ActiveRehashing: true, LatencyPercentiles: []float64{50, 99, 99.9},
+			ShutdownTimeout: 10, LatencyTracking: true, ActiveRehashing: true, SanitizeDumpPayload: "no", LatencyPercentiles: []float64{50, 99, 99.9},
 			Lazyfree: map[string]bool{}}
 		c.opsInit = true
 	}
@@ -113,7 +128,7 @@ func (c *Config) initOps() {
 func init() {
 	for _, name := range []string{"protected-mode", "stop-writes-on-bgsave-error", "shutdown-on-sigint",
 		"shutdown-on-sigterm", "shutdown-timeout", "oom-score-adj", "oom-score-adj-values",
-		"latency-tracking", "latency-tracking-info-percentiles", "activerehashing"} {
+		"latency-tracking", "latency-tracking-info-percentiles", "activerehashing", "sanitize-dump-payload"} {
 		runtimeSettable[name] = true
 	}
 	for _, name := range []string{"shutdown-on-sigint", "shutdown-on-sigterm", "oom-score-adj-values",
@@ -159,6 +174,13 @@ func (c *Config) setOps(name, val string) (handled bool, err error) {
 		o.LatencyTracking, err = parseYesNo(val)
 	case "activerehashing":
 		o.ActiveRehashing, err = parseYesNo(val)
+	case "sanitize-dump-payload":
+		err = errors.New("argument(s) must be one of the following: no, yes, clients")
+		for _, n := range sanitizeDumpNames {
+			if strings.EqualFold(n, val) {
+				o.SanitizeDumpPayload, err = n, nil
+			}
+		}
 	case "latency-tracking-info-percentiles":
 		var ps []float64
 		if ps, err = parsePercentiles(val); err == nil {
@@ -315,6 +337,7 @@ func (s *Server) opsConfigParams(p map[string]func() string) {
 	p["shutdown-timeout"] = func() string { return strconv.Itoa(o.ShutdownTimeout) }
 	p["latency-tracking"] = func() string { return yesNo[o.LatencyTracking] }
 	p["activerehashing"] = func() string { return yesNo[o.ActiveRehashing] }
+	p["sanitize-dump-payload"] = func() string { return o.SanitizeDumpPayload }
 	p["latency-tracking-info-percentiles"] = func() string {
 		words := make([]string, len(o.LatencyPercentiles))
 		for i, p := range o.LatencyPercentiles {

@@ -317,7 +317,7 @@ func TestOpsConfigMatchesRedis(t *testing.T) {
 		"replica-announce-ip", "replica-announce-port", "replica-announced", "replica-ignore-maxmemory",
 		"replica-lazy-flush", "slave-announce-ip", "slave-announce-port", "slave-ignore-maxmemory", "slave-lazy-flush",
 		"lazyfree-lazy-eviction", "lazyfree-lazy-expire", "lazyfree-lazy-server-del", "lazyfree-lazy-user-del",
-		"lazyfree-lazy-user-flush", "latency-tracking", "latency-tracking-info-percentiles", "shutdown-timeout", "activerehashing"}
+		"lazyfree-lazy-user-flush", "latency-tracking", "latency-tracking-info-percentiles", "shutdown-timeout", "activerehashing", "sanitize-dump-payload"}
 	cmds := [][]string{}
 	for _, n := range names {
 		cmds = append(cmds, []string{"CONFIG", "GET", n})
@@ -336,6 +336,7 @@ func TestOpsConfigMatchesRedis(t *testing.T) {
 		{"latency-tracking-info-percentiles", " 5"}, {"latency-tracking-info-percentiles", "nan"},
 		{"latency-tracking-info-percentiles", "0.0 50.0 100.0 99.99 1e1 0.0000001"},
 		{"shutdown-timeout", "-1"}, {"shutdown-timeout", "30"}, {"activerehashing", "0"}, {"activerehashing", "no"},
+		{"sanitize-dump-payload", "always"}, {"sanitize-dump-payload", "CLIENTS"},
 	} {
 		cmds = append(cmds, []string{"CONFIG", "SET", set[0], set[1]})
 	}
@@ -384,5 +385,24 @@ func TestLatencyTrackingSettings(t *testing.T) {
 	mustDo(t, c, bulk("b"), "GET", "a")
 	if got := c.Do("INFO", "latencystats"); !strings.Contains(got, "latency_percentiles_usec_get:\r\n") {
 		t.Fatalf("no percentiles: %q", got)
+	}
+}
+
+// sanitize-dump-payload: MyRedis decodes a RESTORE payload whole whatever the
+// value, so a listpack hash with a duplicate field (from Redis's corrupt-dump
+// tests) is refused as redis-server refuses it with "yes"; redis-server with
+// "no" accepts it, MyRedis does not (README).
+func TestSanitizeDumpPayload(t *testing.T) {
+	payload := "\x10\x17\x17\x00\x00\x00\x04\x00\x82\x61\x00\x03\x82\x62\x00\x03\x82\x61\x00\x03\x82\x64\x00\x03\xff\x0a\x00\xc0\xcf\xa6\x87\xe5\xa7\xc5\xbe"
+	real := redistest.Dial(t, redistest.StartRealRedis(t))
+	mine, _, _ := start(t)
+	bad := "-ERR Bad data format\r\n"
+	mustDo(t, real, ok, "CONFIG", "SET", "sanitize-dump-payload", "yes")
+	mustDo(t, real, bad, "RESTORE", "h", "0", payload)
+	mustDo(t, real, ok, "CONFIG", "SET", "sanitize-dump-payload", "no")
+	mustDo(t, real, ok, "RESTORE", "h", "0", payload) // Redis's shallow check lets the duplicate in
+	for _, v := range []string{"yes", "clients", "no"} {
+		mustDo(t, mine, ok, "CONFIG", "SET", "sanitize-dump-payload", v)
+		mustDo(t, mine, bad, "RESTORE", "h", "0", payload)
 	}
 }
