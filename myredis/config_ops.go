@@ -16,12 +16,19 @@ import (
 // where the server listens, when writes are refused and how a signal stops it,
 // by Redis 7.0.15's names, defaults and CONFIG SET errors (config.c):
 //
-//	protected-mode               yes  refuse non-loopback TCP clients while the default user has no password (server.go)
+//	protected-mode               yes  refuse non-loopback TCP clients while the default user has no password (protectedRefuses)
 //	unixsocket, unixsocketperm   ""   also listen on a Unix socket, chmod it to the octal mode (listen_unix.go); start-up only
-//	stop-writes-on-bgsave-error  yes  MISCONF for writes while the last RDB save failed (persist_guard.go)
+//	stop-writes-on-bgsave-error  yes  MISCONF for writes while the last BGSAVE failed (writesDeniedByDiskError)
 //	shutdown-on-sigint/-sigterm  default  SHUTDOWN's flags for the signal (cmd_shutdown.go, cmd/myredis)
 //	shutdown-timeout             10   seconds a shutdown waits for the replicas (shutdown_wait.go)
-//	oom-score-adj, oom-score-adj-values  no, 0 200 800  /proc/self/oom_score_adj (oom_linux.go)
+//	oom-score-adj, -values       no, 0 200 800  /proc/self/oom_score_adj (oom.go)
+//	latency-tracking, -info-percentiles  yes, 50 99 99.9  INFO latencystats (stats.go)
+//	activerehashing              yes  the cron finishes a keyspace rehash (rehash_cron.go)
+//	sanitize-dump-payload        no   kept; payloads are always validated whole (sanitizeDumpNames)
+//	lazyfree-lazy-*              no   kept; no effect in MyRedis (lazyfreeNames)
+//
+// tcp-backlog is in config_more.go and listen_backlog_linux.go; the replica-*
+// settings in replication_config.go.
 
 // OpsConfig holds those settings; Config.Ops, filled with the defaults by initOps.
 type OpsConfig struct {
