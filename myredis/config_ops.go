@@ -147,6 +147,7 @@ func init() {
 	}
 	configStringNames["unixsocket"] = true
 	configStringNames["replica-announce-ip"] = true
+	configStringNames["bind-source-addr"] = true
 }
 
 // setOps is Set for the settings of this file; handled is false for other names.

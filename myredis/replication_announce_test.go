@@ -81,3 +81,32 @@ func TestReplicaIgnoreMaxmemory(t *testing.T) {
 	}
 	require.NotEqual(t, "0", infoField(t, replica, "stats", "evicted_keys"))
 }
+
+// bind-source-addr: a replica connects to its master from that address (here
+// 127.0.0.2, a loopback address Linux answers on), which the master, MyRedis
+// or redis-server, shows in INFO slaveN; an address the machine lacks falls
+// back to an unbound connection, as Redis's best-effort bind.
+func TestReplicaBindSourceAddr(t *testing.T) {
+	masters := map[string]string{"myredis master": myRedisMaster(t)}
+	if redistest.RedisServerPath() != "" {
+		masters["redis-server master"] = redistest.StartRealRedis(t)
+	}
+	for name, master := range masters {
+		// 127.0.0.2 is not 127.0.0.1: protected mode would refuse it (Redis compares the text)
+		require.NoError(t, replClient(t, master, 0).ConfigSet(context.Background(), "protected-mode", "no").Err())
+		for source, want := range map[string]string{"127.0.0.2": "ip=127.0.0.2,", "192.0.2.254": "ip=127.0.0.1,"} {
+			t.Run(name+" "+source, func(t *testing.T) {
+				cfg := replicaConfig(t)
+				require.NoError(t, cfg.Set("bind-source-addr", source))
+				_, replica := redistest.StartMyRedisConfig(t, cfg)
+				h, p := replHostPort(t, master)
+				require.NoError(t, replClient(t, replica, 0).Do(context.Background(), "REPLICAOF", h, p).Err())
+				waitSynced(t, master, replica)
+				_, port := replHostPort(t, replica)
+				info, err := replClient(t, master, 0).Info(context.Background(), "replication").Result()
+				require.NoError(t, err)
+				require.Contains(t, info, ":"+want+"port="+port+",", "the replica's slaveN line")
+			})
+		}
+	}
+}

@@ -53,6 +53,9 @@ type ReplConfig struct {
 	NoIgnoreMaxmemory bool
 	// LazyFlush is replica-lazy-flush: shown and kept, with no effect (config_ops.go).
 	LazyFlush bool
+	// BindSourceAddr is bind-source-addr: the local address a replica's
+	// connection to its master is bound to, best effort (replication_replica.go).
+	BindSourceAddr string
 }
 
 func init() {
@@ -60,7 +63,7 @@ func init() {
 		"repl-ping-replica-period", "repl-timeout", "replica-read-only", "masterauth", "masteruser",
 		"replica-priority", "min-replicas-to-write", "min-replicas-max-lag", "replica-serve-stale-data",
 		"replica-announce-ip", "replica-announce-port", "replica-announced", "replica-ignore-maxmemory",
-		"replica-lazy-flush"} {
+		"replica-lazy-flush", "bind-source-addr"} {
 		runtimeSettable[name] = true
 	}
 	for alias, name := range replAliases {
@@ -198,6 +201,8 @@ func (r *ReplConfig) set(name, val string) (handled bool, err error) {
 		}
 	case "replica-lazy-flush":
 		r.LazyFlush, err = parseYesNo(val)
+	case "bind-source-addr":
+		r.BindSourceAddr = val
 	default:
 		return false, nil
 	}
@@ -240,6 +245,7 @@ func (r *ReplConfig) params(p map[string]func() string) {
 	p["replica-announced"] = func() string { return yesNo[!r.NotAnnounced] }
 	p["replica-ignore-maxmemory"] = func() string { return yesNo[!r.NoIgnoreMaxmemory] }
 	p["replica-lazy-flush"] = func() string { return yesNo[r.LazyFlush] }
+	p["bind-source-addr"] = func() string { return r.BindSourceAddr }
 	for alias, name := range replAliases {
 		if get := p[name]; get != nil {
 			p[alias] = get

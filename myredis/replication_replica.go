@@ -225,14 +225,31 @@ func (s *Server) runMasterLink(l *masterLink) {
 	}
 }
 
+// dialBindSource connects to addr from the local address source
+// (bind-source-addr) when set, as Redis's best-effort binding connect: when
+// that fails for any reason, it connects again without binding.
+func dialBindSource(addr, source string, timeout time.Duration) (net.Conn, error) {
+	if source != "" {
+		if ip, err := net.ResolveIPAddr("ip", source); err == nil {
+			d := net.Dialer{Timeout: timeout, LocalAddr: &net.TCPAddr{IP: ip.IP, Zone: ip.Zone}}
+			if conn, err := d.Dial("tcp", addr); err == nil {
+				return conn, nil
+			}
+		}
+	}
+	return net.DialTimeout("tcp", addr, timeout)
+}
+
 // errLinkStopped ends a link goroutine whose link was replaced.
 var errLinkStopped = errors.New("replication link stopped")
 
 // syncWithMaster runs one connection to the master, to its end.
 func (s *Server) syncWithMaster(l *masterLink) error {
 	l.state.Store(linkConnecting)
-	timeout := time.Duration(s.liveReplTimeout()) * time.Second
-	conn, err := net.DialTimeout("tcp", net.JoinHostPort(l.host, strconv.Itoa(l.port)), timeout)
+	var timeout time.Duration
+	var source string
+	s.submit(func() { timeout, source = time.Duration(s.cfg.Repl.timeout())*time.Second, s.cfg.Repl.BindSourceAddr })
+	conn, err := dialBindSource(net.JoinHostPort(l.host, strconv.Itoa(l.port)), source, timeout)
 	if err != nil {
 		return err
 	}
@@ -300,13 +317,6 @@ func (s *Server) syncWithMaster(l *masterLink) error {
 		return fmt.Errorf("unexpected reply to PSYNC: %q", reply)
 	}
 	return s.streamFromMaster(l, br, timeout)
-}
-
-// liveReplTimeout is repl-timeout, read from the link goroutine.
-func (s *Server) liveReplTimeout() int {
-	var t int
-	s.submit(func() { t = s.cfg.Repl.timeout() })
-	return t
 }
 
 // handshake sends PING, AUTH and REPLCONF and checks their replies.
