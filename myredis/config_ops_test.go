@@ -317,7 +317,8 @@ func TestOpsConfigMatchesRedis(t *testing.T) {
 		"replica-announce-ip", "replica-announce-port", "replica-announced", "replica-ignore-maxmemory",
 		"replica-lazy-flush", "slave-announce-ip", "slave-announce-port", "slave-ignore-maxmemory", "slave-lazy-flush",
 		"lazyfree-lazy-eviction", "lazyfree-lazy-expire", "lazyfree-lazy-server-del", "lazyfree-lazy-user-del",
-		"lazyfree-lazy-user-flush", "latency-tracking", "latency-tracking-info-percentiles", "shutdown-timeout", "activerehashing", "sanitize-dump-payload", "bind-source-addr"}
+		"lazyfree-lazy-user-flush", "latency-tracking", "latency-tracking-info-percentiles", "shutdown-timeout", "activerehashing", "sanitize-dump-payload", "bind-source-addr",
+		"repl-diskless-sync-max-replicas", "repl-backlog-ttl"}
 	cmds := [][]string{}
 	for _, n := range names {
 		cmds = append(cmds, []string{"CONFIG", "GET", n})
@@ -337,6 +338,8 @@ func TestOpsConfigMatchesRedis(t *testing.T) {
 		{"latency-tracking-info-percentiles", "0.0 50.0 100.0 99.99 1e1 0.0000001"},
 		{"shutdown-timeout", "-1"}, {"shutdown-timeout", "30"}, {"activerehashing", "0"}, {"activerehashing", "no"},
 		{"sanitize-dump-payload", "always"}, {"sanitize-dump-payload", "CLIENTS"}, {"bind-source-addr", "127.0.0.3"},
+		{"repl-diskless-sync-max-replicas", "-1"}, {"repl-diskless-sync-max-replicas", "3"},
+		{"repl-backlog-ttl", "-5"}, {"repl-backlog-ttl", "0"},
 	} {
 		cmds = append(cmds, []string{"CONFIG", "SET", set[0], set[1]})
 	}

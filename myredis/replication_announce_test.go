@@ -110,3 +110,52 @@ func TestReplicaBindSourceAddr(t *testing.T) {
 		}
 	}
 }
+
+// repl-diskless-sync-max-replicas: with a long repl-diskless-sync-delay, one
+// replica waits; the second makes two and the sync starts for both at once.
+func TestReplDisklessSyncMaxReplicas(t *testing.T) {
+	cfg := replicaConfig(t)
+	require.NoError(t, cfg.Set("repl-diskless-sync-delay", "3600"))
+	require.NoError(t, cfg.Set("repl-diskless-sync-max-replicas", "2"))
+	_, master := redistest.StartMyRedisConfig(t, cfg)
+	h, p := replHostPort(t, master)
+	ctx := context.Background()
+	var replicas []string
+	for i := range 2 {
+		_, r := redistest.StartMyRedisConfig(t, replicaConfig(t))
+		replicas = append(replicas, r)
+		require.NoError(t, replClient(t, r, 0).Do(ctx, "REPLICAOF", h, p).Err())
+		if i == 0 {
+			time.Sleep(time.Second) // time to connect and ask: it is left waiting
+			require.Equal(t, "down", infoField(t, r, "replication", "master_link_status"), "synced with one replica waiting")
+			require.Equal(t, "1", infoField(t, master, "stats", "sync_full")) // it asked
+		}
+	}
+	for _, r := range replicas {
+		waitSynced(t, master, r)
+	}
+	require.Equal(t, "2", infoField(t, master, "stats", "sync_full"))
+}
+
+// repl-backlog-ttl: a master without replicas frees its backlog after that
+// many seconds and takes a new replication ID.
+func TestReplBacklogTTL(t *testing.T) {
+	master := myRedisMaster(t)
+	_, replica := redistest.StartMyRedisConfig(t, replicaConfig(t))
+	ctx := context.Background()
+	mc := replClient(t, master, 0)
+	require.NoError(t, mc.ConfigSet(ctx, "repl-backlog-ttl", "1").Err())
+	h, p := replHostPort(t, master)
+	require.NoError(t, replClient(t, replica, 0).Do(ctx, "REPLICAOF", h, p).Err())
+	waitSynced(t, master, replica)
+	require.Equal(t, "1", infoField(t, master, "replication", "repl_backlog_active"))
+	id := infoField(t, master, "replication", "master_replid")
+	require.NoError(t, replClient(t, replica, 0).Do(ctx, "REPLICAOF", "NO", "ONE").Err())
+	deadline := time.Now().Add(10 * time.Second)
+	for infoField(t, master, "replication", "repl_backlog_active") != "0" {
+		require.True(t, time.Now().Before(deadline), "the backlog was not freed")
+		time.Sleep(50 * time.Millisecond)
+	}
+	require.NotEqual(t, id, infoField(t, master, "replication", "master_replid"))
+	require.Equal(t, "0", infoField(t, master, "replication", "connected_slaves"))
+}

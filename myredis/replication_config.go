@@ -53,6 +53,13 @@ type ReplConfig struct {
 	NoIgnoreMaxmemory bool
 	// LazyFlush is replica-lazy-flush: shown and kept, with no effect (config_ops.go).
 	LazyFlush bool
+	// DisklessMaxReplicas is repl-diskless-sync-max-replicas: a diskless sync
+	// starts before its delay once that many replicas wait (0: no such rule).
+	DisklessMaxReplicas int
+	// BacklogTTL is repl-backlog-ttl in seconds (-1 means 0: never; 0 the
+	// default, 3600): a master frees its backlog, and takes a new replication
+	// ID, after so long without replicas (replCron).
+	BacklogTTL int
 	// BindSourceAddr is bind-source-addr: the local address a replica's
 	// connection to its master is bound to, best effort (replication_replica.go).
 	BindSourceAddr string
@@ -63,7 +70,7 @@ func init() {
 		"repl-ping-replica-period", "repl-timeout", "replica-read-only", "masterauth", "masteruser",
 		"replica-priority", "min-replicas-to-write", "min-replicas-max-lag", "replica-serve-stale-data",
 		"replica-announce-ip", "replica-announce-port", "replica-announced", "replica-ignore-maxmemory",
-		"replica-lazy-flush", "bind-source-addr"} {
+		"replica-lazy-flush", "bind-source-addr", "repl-diskless-sync-max-replicas", "repl-backlog-ttl"} {
 		runtimeSettable[name] = true
 	}
 	for alias, name := range replAliases {
@@ -203,10 +210,28 @@ func (r *ReplConfig) set(name, val string) (handled bool, err error) {
 		r.LazyFlush, err = parseYesNo(val)
 	case "bind-source-addr":
 		r.BindSourceAddr = val
+	case "repl-diskless-sync-max-replicas":
+		r.DisklessMaxReplicas, err = intConfig(val, 0, math.MaxInt32)
+	case "repl-backlog-ttl":
+		r.BacklogTTL, err = intConfig(val, 0, math.MaxInt64)
+		if err == nil && r.BacklogTTL == 0 {
+			r.BacklogTTL = -1
+		}
 	default:
 		return false, nil
 	}
 	return true, err
+}
+
+// backlogTTL is repl-backlog-ttl in seconds, 0 for never.
+func (r *ReplConfig) backlogTTL() int {
+	switch {
+	case r.BacklogTTL == 0:
+		return 3600
+	case r.BacklogTTL < 0:
+		return 0
+	}
+	return r.BacklogTTL
 }
 
 func (r *ReplConfig) minReplicasMaxLag() int {
@@ -246,6 +271,8 @@ func (r *ReplConfig) params(p map[string]func() string) {
 	p["replica-ignore-maxmemory"] = func() string { return yesNo[!r.NoIgnoreMaxmemory] }
 	p["replica-lazy-flush"] = func() string { return yesNo[r.LazyFlush] }
 	p["bind-source-addr"] = func() string { return r.BindSourceAddr }
+	p["repl-diskless-sync-max-replicas"] = func() string { return strconv.Itoa(r.DisklessMaxReplicas) }
+	p["repl-backlog-ttl"] = func() string { return strconv.Itoa(r.backlogTTL()) }
 	for alias, name := range replAliases {
 		if get := p[name]; get != nil {
 			p[alias] = get
