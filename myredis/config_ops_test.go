@@ -318,7 +318,7 @@ func TestOpsConfigMatchesRedis(t *testing.T) {
 		"replica-lazy-flush", "slave-announce-ip", "slave-announce-port", "slave-ignore-maxmemory", "slave-lazy-flush",
 		"lazyfree-lazy-eviction", "lazyfree-lazy-expire", "lazyfree-lazy-server-del", "lazyfree-lazy-user-del",
 		"lazyfree-lazy-user-flush", "latency-tracking", "latency-tracking-info-percentiles", "shutdown-timeout", "activerehashing", "sanitize-dump-payload", "bind-source-addr",
-		"repl-diskless-sync-max-replicas", "repl-backlog-ttl"}
+		"repl-diskless-sync-max-replicas", "repl-backlog-ttl", "repl-disable-tcp-nodelay"}
 	cmds := [][]string{}
 	for _, n := range names {
 		cmds = append(cmds, []string{"CONFIG", "GET", n})
@@ -339,7 +339,7 @@ func TestOpsConfigMatchesRedis(t *testing.T) {
 		{"shutdown-timeout", "-1"}, {"shutdown-timeout", "30"}, {"activerehashing", "0"}, {"activerehashing", "no"},
 		{"sanitize-dump-payload", "always"}, {"sanitize-dump-payload", "CLIENTS"}, {"bind-source-addr", "127.0.0.3"},
 		{"repl-diskless-sync-max-replicas", "-1"}, {"repl-diskless-sync-max-replicas", "3"},
-		{"repl-backlog-ttl", "-5"}, {"repl-backlog-ttl", "0"},
+		{"repl-backlog-ttl", "-5"}, {"repl-backlog-ttl", "0"}, {"repl-disable-tcp-nodelay", "yes"},
 	} {
 		cmds = append(cmds, []string{"CONFIG", "SET", set[0], set[1]})
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/tidwall/redcon"
@@ -365,7 +366,24 @@ func cmdSync(x *Ctx) {
 		}
 	}
 	s.repl.syncFull++
+	if s.cfg.Repl.DisableTCPNoDelay { // repl-disable-tcp-nodelay, as Redis on a full sync
+		setNoDelay(r.nc, false)
+	}
 	s.queueFullSync(r)
+}
+
+// setNoDelay sets TCP_NODELAY on a client socket; non critical if it fails,
+// as Redis's connDisableTcpNoDelay.
+func setNoDelay(nc net.Conn, on bool) {
+	fd := -1
+	if gc, ok := nc.(*guardConn); ok {
+		fd = gc.fd
+	} else {
+		fd = socketFD(nc)
+	}
+	if fd >= 0 {
+		syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, b2i(on))
+	}
 }
 
 // tryPartialSync answers +CONTINUE and sends the backlog from off when the

@@ -60,6 +60,9 @@ type ReplConfig struct {
 	// default, 3600): a master frees its backlog, and takes a new replication
 	// ID, after so long without replicas (replCron).
 	BacklogTTL int
+	// DisableTCPNoDelay is repl-disable-tcp-nodelay: a master turns Nagle's
+	// algorithm on for a replica's socket when it asks for a full sync.
+	DisableTCPNoDelay bool
 	// BindSourceAddr is bind-source-addr: the local address a replica's
 	// connection to its master is bound to, best effort (replication_replica.go).
 	BindSourceAddr string
@@ -70,7 +73,8 @@ func init() {
 		"repl-ping-replica-period", "repl-timeout", "replica-read-only", "masterauth", "masteruser",
 		"replica-priority", "min-replicas-to-write", "min-replicas-max-lag", "replica-serve-stale-data",
 		"replica-announce-ip", "replica-announce-port", "replica-announced", "replica-ignore-maxmemory",
-		"replica-lazy-flush", "bind-source-addr", "repl-diskless-sync-max-replicas", "repl-backlog-ttl"} {
+		"replica-lazy-flush", "bind-source-addr", "repl-diskless-sync-max-replicas", "repl-backlog-ttl",
+		"repl-disable-tcp-nodelay"} {
 		runtimeSettable[name] = true
 	}
 	for alias, name := range replAliases {
@@ -210,6 +214,8 @@ func (r *ReplConfig) set(name, val string) (handled bool, err error) {
 		r.LazyFlush, err = parseYesNo(val)
 	case "bind-source-addr":
 		r.BindSourceAddr = val
+	case "repl-disable-tcp-nodelay":
+		r.DisableTCPNoDelay, err = parseYesNo(val)
 	case "repl-diskless-sync-max-replicas":
 		r.DisklessMaxReplicas, err = intConfig(val, 0, math.MaxInt32)
 	case "repl-backlog-ttl":
@@ -271,6 +277,7 @@ func (r *ReplConfig) params(p map[string]func() string) {
 	p["replica-ignore-maxmemory"] = func() string { return yesNo[!r.NoIgnoreMaxmemory] }
 	p["replica-lazy-flush"] = func() string { return yesNo[r.LazyFlush] }
 	p["bind-source-addr"] = func() string { return r.BindSourceAddr }
+	p["repl-disable-tcp-nodelay"] = func() string { return yesNo[r.DisableTCPNoDelay] }
 	p["repl-diskless-sync-max-replicas"] = func() string { return strconv.Itoa(r.DisklessMaxReplicas) }
 	p["repl-backlog-ttl"] = func() string { return strconv.Itoa(r.backlogTTL()) }
 	for alias, name := range replAliases {
