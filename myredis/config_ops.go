@@ -125,9 +125,11 @@ func oomAdjName(v int) string {
 
 func (c *Config) initOps() {
 	if !c.opsInit {
-		c.Ops = OpsConfig{ProtectedMode: true, StopWritesOnBgsaveErr: true, OOMScoreAdjValues: [3]int{0, 200, 800},
-			ShutdownTimeout: 10, LatencyTracking: true, ActiveRehashing: true, SanitizeDumpPayload: "no", LatencyPercentiles: []float64{50, 99, 99.9},
-			Lazyfree: map[string]bool{}}
+		c.Ops = OpsConfig{ // Redis 7.0.15's defaults
+			ProtectedMode: true, StopWritesOnBgsaveErr: true, ShutdownTimeout: 10,
+			OOMScoreAdjValues: [3]int{0, 200, 800}, ActiveRehashing: true, SanitizeDumpPayload: "no",
+			LatencyTracking: true, LatencyPercentiles: []float64{50, 99, 99.9}, Lazyfree: map[string]bool{},
+		}
 		c.opsInit = true
 	}
 }
