@@ -98,6 +98,8 @@ type Client struct {
 	replyPeak int64
 	// noEvict: CLIENT NO-EVICT ON, exempt from client eviction (client_evict.go)
 	noEvict bool
+	// unixSocket: connected through unixsocket (CLIENT LIST's U flag)
+	unixSocket bool
 	// memCounted is c's share of the clients' memory total (client_evict.go)
 	memCounted int64
 }
@@ -122,7 +124,8 @@ func newClient(s *Server, conn redcon.Conn) *Client {
 	if conn != nil {
 		c.addr = conn.RemoteAddr()
 		if nc := conn.NetConn(); nc != nil {
-			c.laddr = nc.LocalAddr().String()
+			_, c.laddr = connAddrs(nc) // listen_unix.go
+			c.unixSocket = isUnixConn(nc)
 		}
 		if sc, ok := conn.(*srvConn); ok {
 			c.qb = &sc.qb
@@ -204,6 +207,9 @@ func (c *Client) flags() string {
 	}
 	if c.closing {
 		b = append(b, 'c')
+	}
+	if c.unixSocket {
+		b = append(b, 'U')
 	}
 	if c.noEvict {
 		b = append(b, 'e')
