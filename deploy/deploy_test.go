@@ -204,6 +204,7 @@ func TestSystemdUnits(t *testing.T) {
 	cfg, err := myredis.ParseArgs(my[1:])
 	require.NoError(t, err)
 	assert.Equal(t, "/var/lib/myredis", cfg.Dir, "the AOF goes to the StateDirectory")
+	assert.Equal(t, "systemd", cfg.Supervised, "Type=notify needs READY=1 from the server")
 	q := unitExec(t, "systemd/queue@.service")
 	checkArgs(t, dir, "queue", slices.Clone(q[1:]))
 
