@@ -24,21 +24,7 @@ import (
 func listenServer(t *testing.T, args ...string) (*myredis.Server, int) {
 	t.Helper()
 	port := redistest.FreePort(t)
-	s := serveArgs(t, append([]string{"--port", strconv.Itoa(port), "--dir", t.TempDir()}, args...))
-	for i := 0; s.Addr() == nil; i++ {
-		if i == 500 {
-			t.Fatal("the server did not start listening")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return s, port
-}
-
-// serveArgs opens a MyRedis from redis-server style arguments and runs
-// ListenAndServe until the test ends, which closes it and checks how serving ended.
-func serveArgs(t *testing.T, args []string) *myredis.Server {
-	t.Helper()
-	cfg, err := myredis.ParseArgs(args)
+	cfg, err := myredis.ParseArgs(append([]string{"--port", strconv.Itoa(port), "--dir", t.TempDir()}, args...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +40,13 @@ func serveArgs(t *testing.T, args []string) *myredis.Server {
 			t.Errorf("ListenAndServe: %v", err)
 		}
 	})
-	return s
+	for i := 0; s.Addr() == nil; i++ {
+		if i == 500 {
+			t.Fatal("the server did not start listening")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return s, port
 }
 
 // nonLoopbackIPv4 is an address of this machine other than loopback, or "".
@@ -216,9 +208,18 @@ func TestUnixSocket(t *testing.T) {
 // port 0 with unixsocket listens on the socket only, as Redis.
 func TestUnixSocketOnly(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "r.sock")
-	serveArgs(t, []string{"--port", "0", "--unixsocket", sock, "--dir", t.TempDir()})
+	cfg, err := myredis.ParseArgs([]string{"--port", "0", "--unixsocket", sock, "--dir", t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := myredis.Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- s.ListenAndServe() }()
+	defer func() { s.Close(); <-served }()
 	var nc net.Conn
-	var err error
 	for i := 0; ; i++ {
 		if nc, err = net.Dial("unix", sock); err == nil {
 			break

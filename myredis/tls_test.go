@@ -111,9 +111,19 @@ func (p *testPKI) writePEM(t *testing.T, name, typ string, der []byte) string {
 func startTLS(t *testing.T, p *testPKI, authClients string) (*myredis.Server, string) {
 	t.Helper()
 	port := redistest.FreePort(t)
-	srv := serveArgs(t, []string{"--port", "0", "--tls-port", itoa(port),
+	cfg, err := myredis.ParseArgs([]string{"--port", "0", "--tls-port", itoa(port),
 		"--tls-cert-file", p.certFile, "--tls-key-file", p.keyFile, "--tls-ca-cert-file", p.caFile,
 		"--tls-auth-clients", authClients})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := myredis.Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.ListenAndServe() }()
+	t.Cleanup(func() { srv.Close(); <-served })
 	deadline := time.Now().Add(5 * time.Second)
 	for srv.TLSAddr() == nil && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
