@@ -95,7 +95,6 @@ func (a *aclState) setRequirePass(pass string) {
 // client that has not authenticated is limited.
 func (s *Server) aclDefaultChanged() {
 	s.live.hasPass.Store(s.acl.defaultNeedsAuth())
-	s.live.dfltNopass.Store(s.acl.dflt.nopass) // protected-mode (config_ops.go)
 }
 
 // authenticate checks user and password and, when they are right, makes c that

@@ -98,8 +98,6 @@ type Client struct {
 	replyPeak int64
 	// noEvict: CLIENT NO-EVICT ON, exempt from client eviction (client_evict.go)
 	noEvict bool
-	// unixSocket: connected through unixsocket (CLIENT LIST's U flag)
-	unixSocket bool
 	// memCounted is c's share of the clients' memory total (client_evict.go)
 	memCounted int64
 }
@@ -124,8 +122,7 @@ func newClient(s *Server, conn redcon.Conn) *Client {
 	if conn != nil {
 		c.addr = conn.RemoteAddr()
 		if nc := conn.NetConn(); nc != nil {
-			_, c.laddr = connAddrs(nc) // listen_unix.go
-			c.unixSocket = isUnixConn(nc)
+			c.laddr = nc.LocalAddr().String()
 		}
 		if sc, ok := conn.(*srvConn); ok {
 			c.qb = &sc.qb
@@ -207,9 +204,6 @@ func (c *Client) flags() string {
 	}
 	if c.closing {
 		b = append(b, 'c')
-	}
-	if c.unixSocket {
-		b = append(b, 'U')
 	}
 	if c.noEvict {
 		b = append(b, 'e')

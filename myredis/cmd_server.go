@@ -268,7 +268,6 @@ func (s *Server) configParams() map[string]func() string {
 	c.evictionParams(params)                         // evict.go
 	s.aclConfigParams(params)                        // acl_server.go
 	s.tlsConfigParams(params)                        // tls.go
-	s.opsConfigParams(params)                        // config_ops.go
 	return params
 }
 
@@ -418,12 +417,6 @@ func (x *Ctx) configSet() {
 	if next.AppendOnly != x.s.cfg.AppendOnly { // aof_switch.go
 		if err := x.s.setAppendOnly(next.AppendOnly); err != nil {
 			x.w.Errorf(msgConfigSetFailed, "appendonly", err.Error())
-			return
-		}
-	}
-	if oomConfigChanged(&x.s.cfg, &next) { // oom.go
-		if err := x.s.applyOOMScoreAdj(&next); err != nil {
-			x.w.Errorf(msgConfigSetFailed, firstOf(names, "oom-score-adj", "oom-score-adj-values"), err.Error())
 			return
 		}
 	}

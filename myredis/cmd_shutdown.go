@@ -5,8 +5,8 @@ import "strings"
 // commandsShutdown registers SHUTDOWN. As in Redis, SAVE (or a configured save
 // point, unless NOSAVE) writes the RDB file first, and a failed save stops the
 // shutdown unless FORCE; the append-only file, if on, is flushed and fsynced by
-// every shutdown. Unless NOW, a master waits for its replicas first, up to
-// shutdown-timeout seconds, and ABORT ends that wait (shutdown_wait.go).
+// every shutdown. There are no replicas to wait for, so NOW changes nothing and
+// ABORT never finds a shutdown in progress.
 func commandsShutdown() []*command {
 	return []*command{
 		{name: "shutdown", arity: -1, flags: flagAdmin | flagNoScript | flagNoMulti, fn: cmdShutdown},
@@ -49,14 +49,8 @@ func cmdShutdown(x *Ctx) {
 	switch {
 	case !ok:
 		x.err(msgSyntax)
-	case f.abort && x.s.abortShutdown(): // shutdown_wait.go
-		x.ok()
 	case f.abort:
 		x.err(msgNoShutdown)
-	case x.s.shutdown != nil: // one is waiting for the replicas: wait with it
-		x.joinShutdown()
-	case x.s.startShutdownWait(f):
-		x.joinShutdown()
 	case !x.s.shutdownSaves(f):
 		x.err(msgShutdownFailed)
 	default:
@@ -89,38 +83,10 @@ func (s *Server) shutdownSaves(f shutdownFlags) bool {
 	return false
 }
 
-// ShutdownOnSignal is Redis's shutdown on SIGINT (sigint) or SIGTERM: SHUTDOWN
-// with the flags of shutdown-on-sigint or shutdown-on-sigterm ("default": save
-// when save points are set). It saves the RDB file as those flags say and
-// reports whether the server may stop (the caller then Closes); false when the
-// save failed without force, and Redis then keeps running.
-func (s *Server) ShutdownOnSignal(sigint bool) (stop bool) {
-	var wait chan bool
-	s.submit(func() {
-		flags := s.cfg.Ops.ShutdownOnSigterm
-		if sigint {
-			flags = s.cfg.Ops.ShutdownOnSigint
-		}
-		f := shutdownFlags{save: flags&shutdownSave != 0, nosave: flags&shutdownNosave != 0,
-			now: flags&shutdownNow != 0, force: flags&shutdownForce != 0}
-		switch {
-		case s.shutdown != nil: // SHUTDOWN is waiting for the replicas: its outcome is ours
-			wait = make(chan bool, 1)
-			s.shutdown.signals = append(s.shutdown.signals, wait)
-		case s.startShutdownWait(f): // shutdown_wait.go
-			wait = make(chan bool, 1)
-			s.shutdown.signals = append(s.shutdown.signals, wait)
-		default:
-			stop = s.shutdownSaves(f)
-		}
-	})
-	if wait != nil {
-		stop = <-wait
-	}
-	if !stop {
-		s.log.Warn("errors trying to shut down the server; check the logs for more information")
-	}
-	return stop
+// ShutdownOnSignal saves the RDB file, when save points are set, before a
+// signal stops the server (as Redis on SIGTERM); then the caller Closes.
+func (s *Server) ShutdownOnSignal() {
+	s.submit(func() { s.shutdownSaves(shutdownFlags{}) })
 }
 
 // beginShutdown stops the server without waiting for the executor (it may be the

@@ -107,10 +107,6 @@ type Config struct {
 	ACL aclConfig
 	// TLS is the tls-* settings (tls.go).
 	TLS TLSConfig
-	// Ops are protected-mode, unixsocket, stop-writes-on-bgsave-error,
-	// shutdown-on-sig*, oom-score-adj (config_ops.go).
-	Ops     OpsConfig
-	opsInit bool
 }
 
 // queryBufferLimit is the effective client-query-buffer-limit.
@@ -213,7 +209,6 @@ func (c *Config) fillDefaults() {
 	c.initEviction() // evict.go
 	c.initObuf()
 	c.initIntrospect()
-	c.initOps() // config_ops.go
 	if !c.keepAliveSet {
 		c.TCPKeepAlive = 300
 	}
@@ -331,9 +326,6 @@ func (c *Config) Set(name, val string) error {
 		_, err = c.setACL(strings.ToLower(name), val) // acl_server.go
 	default:
 		if ok, err := c.setTLS(strings.ToLower(name), val); ok { // tls.go
-			return err
-		}
-		if ok, err := c.setOps(strings.ToLower(name), val); ok { // config_ops.go
 			return err
 		}
 		if err, ok := c.setEviction(name, val); ok { // evict.go

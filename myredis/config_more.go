@@ -190,13 +190,6 @@ func (c *Config) setDirective(name string, args []string) error {
 		}
 		return nil
 	case "save":
-		if len(args) == 1 && args[0] != "" { // save "3600 1": Redis 7.0 splits a lone argument
-			words, _ := splitInline([]byte(args[0]))
-			args = args[:0]
-			for _, w := range words {
-				args = append(args, string(w))
-			}
-		}
 		if !c.saveSet { // the file's first save line replaces the default
 			c.saveSet, c.Save = true, nil
 		}
@@ -206,8 +199,7 @@ func (c *Config) setDirective(name string, args []string) error {
 		}
 		c.Save = append(c.Save, points...)
 		return err
-	case "bind", "client-output-buffer-limit", "oom-score-adj-values", "replicaof", "slaveof",
-		"shutdown-on-sigint", "shutdown-on-sigterm", "latency-tracking-info-percentiles":
+	case "bind", "client-output-buffer-limit", "oom-score-adj-values", "replicaof", "slaveof":
 		return c.setOrBad(name, strings.Join(args, " "))
 	case "user": // ACL users, loaded at start (acl_server.go)
 		if len(args) < 1 {
@@ -307,9 +299,7 @@ func (c *Config) setMore(name, val string) error {
 		c.keepAliveSet = err == nil
 	case "tcp-backlog":
 		c.TCPBacklog, err = intConfig(val, 0, math.MaxInt32)
-		if !backlogListens {
-			c.noteUnsupported(name) // listen_backlog_other.go: net.Listen's backlog
-		}
+		c.noteUnsupported(name) // Go listens with the kernel's somaxconn
 	case "daemonize":
 		c.Daemonize, err = parseYesNo(val)
 	case "supervised":

@@ -38,8 +38,6 @@ var (
 	configMemoryNames = map[string]bool{"auto-aof-rewrite-min-size": true, "client-query-buffer-limit": true,
 		"hash-max-listpack-value": true, "hll-sparse-max-bytes": true, "maxmemory": true, "proto-max-bulk-len": true,
 		"repl-backlog-size": true, "zset-max-listpack-value": true}
-	// configMultiArgNames take several words, written unquoted ("0 200 800")
-	configMultiArgNames = map[string]bool{}
 )
 
 // configRewriteState is the file being rewritten.
@@ -200,12 +198,6 @@ func (s *Server) rewriteSettings(st *configRewriteState) {
 			st.rewriteLine(name, name+" "+quoteArg(dir), true)
 		case "bind":
 			st.rewriteLine(name, name+" "+c.Bind, c.Bind != DefaultConfig().Bind)
-		case "latency-tracking-info-percentiles": // always written, as Redis; "" for none
-			val := params[name]()
-			if val == "" {
-				val = `""`
-			}
-			st.rewriteLine(name, name+" "+val, true)
 		default:
 			val := params[name]()
 			st.rewriteLine(name, name+" "+formatConfigValue(name, val), val != defaults[name]())
@@ -245,8 +237,6 @@ func formatConfigValue(name, val string) string {
 	switch {
 	case configStringNames[name]:
 		return quoteArg(val)
-	case configMultiArgNames[name]:
-		return val
 	case configMemoryNames[name]:
 		if n, err := strconv.ParseInt(val, 10, 64); err == nil {
 			return formatMemory(n)

@@ -71,8 +71,7 @@ func (cs *connServer) Serve(ln net.Listener) error {
 			continue
 		}
 		backoff = 0
-		addr, _ := connAddrs(nc) // listen_unix.go
-		c := &srvConn{nc: nc, addr: addr, wr: redcon.NewWriter(nc)}
+		c := &srvConn{nc: nc, addr: nc.RemoteAddr().String(), wr: redcon.NewWriter(nc)}
 		c.qb.init(nc, cs.epoch)
 		cs.mu.Lock()
 		if cs.conns == nil { // closed meanwhile

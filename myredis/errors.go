@@ -270,30 +270,6 @@ const (
 // maxmemory (maxmemory.go).
 const msgOOM = "OOM command not allowed when used memory > 'maxmemory'."
 
-// msgProtectedMode is the whole reply a refused client gets (networking.c).
-const msgProtectedMode = "-DENIED Redis is running in protected mode because protected " +
-	"mode is enabled and no password is set for the default user. " +
-	"In this mode connections are only accepted from the loopback interface. " +
-	"If you want to connect from external computers to Redis you " +
-	"may adopt one of the following solutions: " +
-	"1) Just disable protected mode sending the command " +
-	"'CONFIG SET protected-mode no' from the loopback interface " +
-	"by connecting to Redis from the same host the server is " +
-	"running, however MAKE SURE Redis is not publicly accessible " +
-	"from internet if you do so. Use CONFIG REWRITE to make this " +
-	"change permanent. " +
-	"2) Alternatively you can just disable the protected mode by " +
-	"editing the Redis configuration file, and setting the protected " +
-	"mode option to 'no', and then restarting the server. " +
-	"3) If you started the server manually just for testing, restart " +
-	"it with the '--protected-mode no' option. " +
-	"4) Setup a an authentication password for the default user. " +
-	"NOTE: You only need to do one of the above things in order for " +
-	"the server to start accepting connections from the outside.\r\n"
-
-// msgBgsaveErr refuses writes while the last RDB save failed (stop-writes-on-bgsave-error).
-const msgBgsaveErr = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error."
-
 // Replication (replication*.go) and CLIENT KILL (client_kill.go).
 const (
 	msgReadOnlyReplica    = "READONLY You can't write against a read only replica."

@@ -222,11 +222,10 @@ func (s *Server) setLRUOrLFU(e *entry, idleSec, freq int64) {
 // Redis's performEvictions: evictOK, evictRunning (time is up, a task goes
 // on) or evictFail (over the limit with nothing to evict).
 func (s *Server) performEvictions() int {
-	// a replica leaves eviction to its master unless replica-ignore-maxmemory
-	// is no; a pause keeps the data still (pause.go). As in Redis, these passes
-	// do not count as evictions at all (no exceeded time either).
-	ignore := s.isReplica() && !s.cfg.Repl.NoIgnoreMaxmemory
-	if s.loading || s.par.on || ignore || s.paused() {
+	// a replica leaves eviction to its master (replica-ignore-maxmemory yes);
+	// a pause keeps the data still (pause.go). As in Redis, these passes do not
+	// count as evictions at all (no exceeded time either).
+	if s.loading || s.par.on || s.isReplica() || s.paused() {
 		return evictOK
 	}
 	result := s.evictToLimit()

@@ -240,10 +240,6 @@ func (s *Server) call(c *Client, args [][]byte, w *Writer) {
 	if s.tracking.clients > 0 { // after evicting, before MULTI queues it, as Redis
 		s.trackingLimit() // tracking.go
 	}
-	if s.diskErrorRefuses(c, cmd) { // config_ops.go: stop-writes-on-bgsave-error
-		s.reject(c, cmd, w, msgBgsaveErr)
-		return
-	}
 	if msg := s.replicationRefusal(c, cmd); msg != "" { // replication_guard.go
 		s.reject(c, cmd, w, msg)
 		return
@@ -322,7 +318,7 @@ func (s *Server) exec(x *Ctx) {
 		if len(out) > mark && out[mark] == '-' {
 			s.countCall(x.cmd, ns, out[mark:], !x.noErrorStats)
 		} else {
-			x.cmd.stats.record(ns, s.cfg.Ops.LatencyTracking) // the common case
+			x.cmd.stats.record(ns) // the common case
 		}
 	}
 	if ns >= s.intro.slowNs || len(s.intro.monitors) > 0 {

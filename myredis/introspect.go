@@ -71,8 +71,7 @@ func (s *Server) startCommand(cmd *command) (start int64, timed bool) {
 	if s.intro.slowNs != math.MaxInt64 {
 		return s.intro.tick, true
 	}
-	// (and the first call once latency-tracking is on: its histogram is empty)
-	if cmd.stats.timeNext() || (cmd.stats.hist == nil && s.cfg.Ops.LatencyTracking) {
+	if cmd.stats.timeNext() {
 		return int64(time.Since(s.intro.base)), true
 	}
 	return 0, false

@@ -49,18 +49,17 @@ func parseBind(bind string) []bindAddr {
 	return out
 }
 
-// listenAll opens a listener on every address of bind at port, with
-// tcp-backlog as listen(2)'s backlog (listen_backlog_linux.go). An optional
+// listenAll opens a listener on every address of bind at port. An optional
 // address the machine does not have is skipped; any other failure closes what
 // was opened and returns the error.
-func listenAll(bind string, port, backlog int) ([]net.Listener, error) {
+func listenAll(bind string, port int) ([]net.Listener, error) {
 	var lns []net.Listener
 	for _, a := range parseBind(bind) {
 		network := "tcp"
 		if a.host == "::" {
 			network = "tcp6" // "::*" is IPv6 only, as Redis's IPV6_V6ONLY
 		}
-		ln, err := listenTCPBacklog(network, net.JoinHostPort(a.host, strconv.Itoa(port)), backlog)
+		ln, err := net.Listen(network, net.JoinHostPort(a.host, strconv.Itoa(port)))
 		if err != nil {
 			if a.optional && (errors.Is(err, syscall.EADDRNOTAVAIL) || errors.Is(err, syscall.EAFNOSUPPORT)) {
 				continue
@@ -90,10 +89,9 @@ type portListener struct {
 	closed chan struct{}
 	once   sync.Once
 
-	mu    sync.Mutex
-	lns   []net.Listener // the current set
-	fixed []net.Listener // the Unix socket: CONFIG SET never moves it (listen_unix.go)
-	last  net.Addr       // the first listener's address when the set was last replaced
+	mu   sync.Mutex
+	lns  []net.Listener // the current set
+	last net.Addr       // the first listener's address when the set was last replaced
 }
 
 func newPortListener(lns []net.Listener) *portListener {
@@ -122,7 +120,7 @@ func (p *portListener) swap(lns []net.Listener) {
 func (p *portListener) current(ln net.Listener) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, l := range append(p.lns, p.fixed...) {
+	for _, l := range p.lns {
 		if l == ln {
 			return true
 		}
@@ -168,8 +166,8 @@ func (p *portListener) Close() error {
 	p.once.Do(func() {
 		close(p.closed)
 		p.mu.Lock()
-		lns := append(p.lns, p.fixed...)
-		p.lns, p.fixed = nil, nil
+		lns := p.lns
+		p.lns = nil
 		p.mu.Unlock()
 		closeAll(lns)
 	})
@@ -220,7 +218,7 @@ func (s *Server) relisten(names []string, next Config, tlsCfg *tls.Config) (para
 		if m.newPort == 0 {
 			continue
 		}
-		lns, err := listenAll(next.Bind, m.newPort, s.cfg.TCPBacklog)
+		lns, err := listenAll(next.Bind, m.newPort)
 		if err != nil {
 			s.log.Warn("CONFIG SET: could not listen", "bind", next.Bind, "port", m.newPort, "err", err)
 			m.failed, failed = true, true
@@ -274,7 +272,7 @@ func (s *Server) restoreListeners(moves []*listenMove) {
 		if m.pl == nil || m.oldPort == 0 {
 			continue
 		}
-		old, err := listenAll(s.cfg.Bind, m.oldPort, s.cfg.TCPBacklog)
+		old, err := listenAll(s.cfg.Bind, m.oldPort)
 		if err != nil {
 			s.log.Warn("CONFIG SET: could not listen on the old address again", "port", m.oldPort, "err", err)
 			continue

@@ -127,9 +127,9 @@ func memStats(t *testing.T, c *redistest.Conn) map[string]string {
 	return v
 }
 
-// silentReplica attaches a replica that sends SYNC and then reads nothing, so
+// fakeReplica attaches a replica that sends SYNC and then reads nothing, so
 // the stream piles up in its outbox.
-func silentReplica(t *testing.T, addr string) net.Conn {
+func fakeReplica(t *testing.T, addr string) net.Conn {
 	t.Helper()
 	nc, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -171,7 +171,7 @@ func TestInfoMemoryReplicationBacklog(t *testing.T) {
 	}
 	size := int64(1 << 20)
 	mustDo(t, c, ok, "CONFIG", "SET", "repl-backlog-size", strconv.FormatInt(size, 10))
-	silentReplica(t, addr)
+	fakeReplica(t, addr)
 	m := waitMem(t, c, "backlog after SYNC", func(m map[string]int64) bool { return m["mem_replication_backlog"] > 0 })
 	backlog := m["mem_replication_backlog"]
 	if backlog < size || backlog > size+256 {
@@ -213,7 +213,7 @@ func TestReplicaOutputDoesNotEvict(t *testing.T) {
 		}
 		mustDo(t, c, ok, "SET", "k"+strconv.Itoa(i), string(val))
 	}
-	silentReplica(t, addr)
+	fakeReplica(t, addr)
 	m := waitMem(t, c, "replica attached", func(m map[string]int64) bool { return m["mem_replication_backlog"] > 0 })
 	limit := m["used_memory"] + 1<<20
 	mustDo(t, c, ok, "CONFIG", "SET", "maxmemory", strconv.FormatInt(limit, 10))

@@ -51,17 +51,14 @@ var errQueryBufLimit = errors.New("closing client that reached max query buffer 
 // liveSettings are the settings read off the executor (the guards, the accept
 // callback, the active-expiry ticker); the executor updates them on CONFIG SET.
 type liveSettings struct {
-	maxBulk atomic.Int64
-	hasPass atomic.Bool // the default user needs a password (acl_server.go)
-	// protected: protected-mode is yes and the default user is nopass, so
-	// non-loopback TCP clients are refused (config_ops.go)
-	protectedMode, dfltNopass atomic.Bool
-	maxClients                atomic.Int64
-	hz                        atomic.Int64
-	luaLimitMs                atomic.Int64 // lua-time-limit; <= 0: scripts are never busy
-	keepAlive                 atomic.Int64 // tcp-keepalive in seconds; 0: off
-	timeout                   atomic.Int64 // timeout (idle clients) in seconds; 0: none
-	queryLimit                atomic.Int64 // client-query-buffer-limit: one request's payload bytes (0: unset)
+	maxBulk    atomic.Int64
+	hasPass    atomic.Bool // the default user needs a password (acl_server.go)
+	maxClients atomic.Int64
+	hz         atomic.Int64
+	luaLimitMs atomic.Int64 // lua-time-limit; <= 0: scripts are never busy
+	keepAlive  atomic.Int64 // tcp-keepalive in seconds; 0: off
+	timeout    atomic.Int64 // timeout (idle clients) in seconds; 0: none
+	queryLimit atomic.Int64 // client-query-buffer-limit: one request's payload bytes (0: unset)
 	// client-output-buffer-limit for the normal class (replybuf.go)
 	obufHard, obufSoft, obufSoftSecs atomic.Int64
 }
@@ -80,8 +77,6 @@ func (l *liveSettings) set(cfg Config) {
 	l.keepAlive.Store(int64(cfg.TCPKeepAlive))
 	l.timeout.Store(int64(cfg.Timeout))
 	l.queryLimit.Store(cfg.queryBufferLimit())
-	cfg.initOps()
-	l.protectedMode.Store(cfg.Ops.ProtectedMode)
 	cfg.initObuf()
 	n := cfg.ObufLimits[obufNormal]
 	l.obufHard.Store(int64(min(n.hard, 1<<62)))

@@ -168,11 +168,11 @@ func (s *Server) saveRDB() error {
 	tmp := filepath.Join(s.cfg.Dir, fmt.Sprintf("temp-%d.rdb", os.Getpid()))
 	err := writeFileAtomically(tmp, s.rdbPath(), func(bw *bufio.Writer) error { return s.writeRDB(bw) })
 	st := s.rdbRecord()
-	if err != nil { // as Redis's rdbSave, a failure leaves rdb_last_bgsave_status (and MISCONF) as it was
+	st.lastOK = err == nil
+	if err != nil {
 		s.log.Error("rdb save failed", "path", s.rdbPath(), "err", err)
 		return err
 	}
-	st.lastOK = true
 	st.lastSave, st.dirtyAtSave = s.clock.Now(), s.dirty
 	st.saves++
 	s.log.Info("db saved on disk", "path", s.rdbPath(), "seconds", time.Since(start).Seconds())

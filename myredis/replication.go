@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/tidwall/redcon"
@@ -63,7 +62,6 @@ type replication struct {
 	diskWait  []*replica // disk full syncs not started yet
 	diskGroup []*replica // replicas served by the running disk BGSAVE
 	syncSoon  bool       // a diskless sync starts after repl-diskless-sync-delay
-	syncGen   int        // which delay's timer may start it (repl-diskless-sync-max-replicas starts one early)
 	waiters   []waitState
 	lastPing  time.Time
 	cronOn    bool
@@ -71,8 +69,6 @@ type replication struct {
 	syncFull, syncPartialOK, syncPartialErr int64
 
 	failover failoverState // a running FAILOVER (failover.go)
-
-	noReplicasSince time.Time // when the last replica left (repl-backlog-ttl)
 
 	// the replica side (replication_replica.go)
 	link     *masterLink
@@ -388,24 +384,7 @@ func cmdSync(x *Ctx) {
 		}
 	}
 	s.repl.syncFull++
-	if s.cfg.Repl.DisableTCPNoDelay { // repl-disable-tcp-nodelay, as Redis on a full sync
-		setNoDelay(r.nc, false)
-	}
 	s.queueFullSync(r)
-}
-
-// setNoDelay sets TCP_NODELAY on a client socket; non critical if it fails,
-// as Redis's connDisableTcpNoDelay.
-func setNoDelay(nc net.Conn, on bool) {
-	fd := -1
-	if gc, ok := nc.(*guardConn); ok {
-		fd = gc.fd
-	} else {
-		fd = socketFD(nc)
-	}
-	if fd >= 0 {
-		syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, b2i(on))
-	}
 }
 
 // tryPartialSync answers +CONTINUE and sends the backlog from off when the
@@ -442,22 +421,10 @@ func (s *Server) queueFullSync(r *replica) {
 	r.state = replStateWaitBgsave
 	if r.capaEOF && !s.cfg.Repl.NoDisklessSync {
 		rs.waiting = append(rs.waiting, r)
-		if max := s.cfg.Repl.DisklessMaxReplicas; max > 0 && len(rs.waiting) >= max {
-			s.startDisklessSync() // repl-diskless-sync-max-replicas: enough are waiting
-			return
-		}
 		if !rs.syncSoon {
 			rs.syncSoon = true
-			rs.syncGen++
 			if d := s.cfg.Repl.disklessDelay(); d > 0 {
-				gen := rs.syncGen
-				time.AfterFunc(time.Duration(d)*time.Second, func() {
-					s.toExecutor(func() {
-						if rs.syncSoon && rs.syncGen == gen { // not started early meanwhile
-							s.startDisklessSync()
-						}
-					})
-				})
+				time.AfterFunc(time.Duration(d)*time.Second, func() { s.toExecutor(s.startDisklessSync) })
 			} else {
 				s.startDisklessSync()
 			}
@@ -706,9 +673,6 @@ func (s *Server) replAck(r *replica, off int64) {
 	}
 	r.ackTime = s.clock.Now()
 	s.serveWaiters()
-	if s.shutdown != nil {
-		s.checkShutdown() // shutdown_wait.go
-	}
 }
 
 // dropReplica forgets a disconnected replica. Runs on the executor.
@@ -729,12 +693,6 @@ func (s *Server) dropReplica(r *replica) {
 	s.mu.Unlock()
 	s.forgetClient(r.c)
 	s.log.Info("connection with replica lost", "addr", r.c.addr)
-	if len(rs.replicas) == 0 {
-		rs.noReplicasSince = time.Now() // repl-backlog-ttl counts from here
-	}
-	if s.shutdown != nil {
-		s.checkShutdown() // shutdown_wait.go: one fewer to wait for
-	}
 }
 
 func removeReplica(list []*replica, r *replica) []*replica {
@@ -960,28 +918,6 @@ func (s *Server) replCron() {
 			s.dropReplica(r)
 		}
 	}
-	s.backlogTTLCheck(time.Now())
-}
-
-// backlogTTLCheck frees a master's backlog after repl-backlog-ttl seconds
-// without replicas, with a new replication ID and no second one, as Redis's
-// replicationCron (a replica keeps its backlog for a failover). Runs on the
-// executor.
-func (s *Server) backlogTTLCheck(now time.Time) {
-	rs := &s.repl
-	ttl := s.cfg.Repl.backlogTTL()
-	if ttl == 0 || rs.backlog == nil || s.isReplica() || len(rs.replicas) > 0 || len(rs.waiting) > 0 || len(rs.diskWait) > 0 {
-		return
-	}
-	if rs.noReplicasSince.IsZero() {
-		rs.noReplicasSince = now
-	}
-	if idle := int64(now.Sub(rs.noReplicasSince) / time.Second); idle <= int64(ttl) {
-		return
-	}
-	s.replID, rs.replID2, rs.secondOff = randomHex(40), "", 0
-	rs.backlog = nil
-	s.log.Info("replication backlog freed after seconds without connected replicas", "seconds", ttl)
 }
 
 // --- the backlog ---

@@ -40,41 +40,12 @@ type ReplConfig struct {
 	// NoServeStale is replica-serve-stale-data no: a replica whose link is
 	// down answers MASTERDOWN to the commands not flagged stale.
 	NoServeStale bool
-	// AnnounceIP and AnnouncePort are replica-announce-ip and -port: what a
-	// replica tells its master in REPLCONF ip-address and listening-port
-	// (0: the port it listens on); the master shows them in INFO and ROLE.
-	AnnounceIP   string
-	AnnouncePort int
-	// NotAnnounced is replica-announced no (INFO replication's replica_announced:0,
-	// which Sentinel reads).
-	NotAnnounced bool
-	// NoIgnoreMaxmemory is replica-ignore-maxmemory no: a replica evicts by its
-	// own maxmemory (evict.go).
-	NoIgnoreMaxmemory bool
-	// LazyFlush is replica-lazy-flush: shown and kept, with no effect (config_ops.go).
-	LazyFlush bool
-	// DisklessMaxReplicas is repl-diskless-sync-max-replicas: a diskless sync
-	// starts before its delay once that many replicas wait (0: no such rule).
-	DisklessMaxReplicas int
-	// BacklogTTL is repl-backlog-ttl in seconds (-1 means 0: never; 0 the
-	// default, 3600): a master frees its backlog, and takes a new replication
-	// ID, after so long without replicas (replCron).
-	BacklogTTL int
-	// DisableTCPNoDelay is repl-disable-tcp-nodelay: a master turns Nagle's
-	// algorithm on for a replica's socket when it asks for a full sync.
-	DisableTCPNoDelay bool
-	// BindSourceAddr is bind-source-addr: the local address a replica's
-	// connection to its master is bound to, best effort (replication_replica.go).
-	BindSourceAddr string
 }
 
 func init() {
 	for _, name := range []string{"repl-backlog-size", "repl-diskless-sync", "repl-diskless-sync-delay",
 		"repl-ping-replica-period", "repl-timeout", "replica-read-only", "masterauth", "masteruser",
-		"replica-priority", "min-replicas-to-write", "min-replicas-max-lag", "replica-serve-stale-data",
-		"replica-announce-ip", "replica-announce-port", "replica-announced", "replica-ignore-maxmemory",
-		"replica-lazy-flush", "bind-source-addr", "repl-diskless-sync-max-replicas", "repl-backlog-ttl",
-		"repl-disable-tcp-nodelay"} {
+		"replica-priority", "min-replicas-to-write", "min-replicas-max-lag", "replica-serve-stale-data"} {
 		runtimeSettable[name] = true
 	}
 	for alias, name := range replAliases {
@@ -90,8 +61,6 @@ var replAliases = map[string]string{
 	"repl-ping-slave-period": "repl-ping-replica-period", "slave-priority": "replica-priority",
 	"min-slaves-to-write": "min-replicas-to-write", "min-slaves-max-lag": "min-replicas-max-lag",
 	"slave-serve-stale-data": "replica-serve-stale-data",
-	"slave-announce-ip":      "replica-announce-ip", "slave-announce-port": "replica-announce-port",
-	"slave-ignore-maxmemory": "replica-ignore-maxmemory", "slave-lazy-flush": "replica-lazy-flush",
 }
 
 func (r *ReplConfig) backlogSize() int64 {
@@ -196,48 +165,10 @@ func (r *ReplConfig) set(name, val string) (handled bool, err error) {
 		var yes bool
 		yes, err = parseYesNo(val)
 		r.NoServeStale = err == nil && !yes
-	case "replica-announce-ip":
-		r.AnnounceIP = val
-	case "replica-announce-port":
-		r.AnnouncePort, err = intConfig(val, 0, 65535)
-	case "replica-announced":
-		var yes bool
-		if yes, err = parseYesNo(val); err == nil {
-			r.NotAnnounced = !yes
-		}
-	case "replica-ignore-maxmemory":
-		var yes bool
-		if yes, err = parseYesNo(val); err == nil {
-			r.NoIgnoreMaxmemory = !yes
-		}
-	case "replica-lazy-flush":
-		r.LazyFlush, err = parseYesNo(val)
-	case "bind-source-addr":
-		r.BindSourceAddr = val
-	case "repl-disable-tcp-nodelay":
-		r.DisableTCPNoDelay, err = parseYesNo(val)
-	case "repl-diskless-sync-max-replicas":
-		r.DisklessMaxReplicas, err = intConfig(val, 0, math.MaxInt32)
-	case "repl-backlog-ttl":
-		r.BacklogTTL, err = intConfig(val, 0, math.MaxInt64)
-		if err == nil && r.BacklogTTL == 0 {
-			r.BacklogTTL = -1
-		}
 	default:
 		return false, nil
 	}
 	return true, err
-}
-
-// backlogTTL is repl-backlog-ttl in seconds, 0 for never.
-func (r *ReplConfig) backlogTTL() int {
-	switch {
-	case r.BacklogTTL == 0:
-		return 3600
-	case r.BacklogTTL < 0:
-		return 0
-	}
-	return r.BacklogTTL
 }
 
 func (r *ReplConfig) minReplicasMaxLag() int {
@@ -271,15 +202,6 @@ func (r *ReplConfig) params(p map[string]func() string) {
 	p["min-replicas-to-write"] = func() string { return strconv.Itoa(r.MinReplicasToWrite) }
 	p["min-replicas-max-lag"] = func() string { return strconv.Itoa(r.minReplicasMaxLag()) }
 	p["replica-serve-stale-data"] = func() string { return yesNo[!r.NoServeStale] }
-	p["replica-announce-ip"] = func() string { return r.AnnounceIP }
-	p["replica-announce-port"] = func() string { return strconv.Itoa(r.AnnouncePort) }
-	p["replica-announced"] = func() string { return yesNo[!r.NotAnnounced] }
-	p["replica-ignore-maxmemory"] = func() string { return yesNo[!r.NoIgnoreMaxmemory] }
-	p["replica-lazy-flush"] = func() string { return yesNo[r.LazyFlush] }
-	p["bind-source-addr"] = func() string { return r.BindSourceAddr }
-	p["repl-disable-tcp-nodelay"] = func() string { return yesNo[r.DisableTCPNoDelay] }
-	p["repl-diskless-sync-max-replicas"] = func() string { return strconv.Itoa(r.DisklessMaxReplicas) }
-	p["repl-backlog-ttl"] = func() string { return strconv.Itoa(r.backlogTTL()) }
 	for alias, name := range replAliases {
 		if get := p[name]; get != nil {
 			p[alias] = get

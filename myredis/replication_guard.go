@@ -110,8 +110,6 @@ func queuedWithout(c *Client, flag int) bool {
 func (s *Server) scriptRefusal(c *Client, flagged, noWrites, allowStale bool) string {
 	mayWrite := flagged && !noWrites
 	switch {
-	case mayWrite && s.writesDeniedByDiskError() && !(s.isReplica() && c == s.repl.mc): // config_ops.go
-		return msgBgsaveErr
 	case mayWrite && !s.enoughReplicas():
 		return msgNoReplicas
 	case mayWrite && s.isReplica() && !s.cfg.Repl.ReadWrite && c != s.repl.mc:
@@ -128,9 +126,6 @@ func (s *Server) scriptRefusal(c *Client, flagged, noWrites, allowStale bool) st
 func (s *Server) scriptCallRefusal(cmd *command, wrote bool) string {
 	if s.runningStale() && cmd.flags&flagStale == 0 {
 		return msgLuaStale
-	}
-	if cmd.flags&flagWrite != 0 && !wrote && s.writesDeniedByDiskError() { // config_ops.go
-		return "-" + msgBgsaveErr
 	}
 	if cmd.flags&flagWrite != 0 && !wrote && !s.enoughReplicas() {
 		return "-" + msgNoReplicas

@@ -154,7 +154,6 @@ func (s *Server) replicationSetMaster(host string, port int) {
 	}
 	s.discardMasterClient()
 	s.cfg.Repl.MasterHost, s.cfg.Repl.MasterPort = host, port
-	s.applyOOMScoreAdj(&s.cfg) // oom.go: the replica's score
 	l := &masterLink{host: host, port: port, stop: make(chan struct{})}
 	l.downSince.Store(time.Now().Unix())
 	rs.link = l
@@ -177,7 +176,6 @@ func (s *Server) replicationUnsetMaster() {
 	}
 	s.discardMasterClient()
 	s.cfg.Repl.MasterHost, s.cfg.Repl.MasterPort = "", 0
-	s.applyOOMScoreAdj(&s.cfg) // oom.go: the master's score
 	rs.replID2, rs.secondOff = s.replID, rs.offset+1
 	s.replID = randomHex(40)
 	for _, r := range append([]*replica(nil), rs.replicas...) {
@@ -266,31 +264,14 @@ func (c *linkConn) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// dialBindSource connects to addr from the local address source
-// (bind-source-addr) when set, as Redis's best-effort binding connect: when
-// that fails for any reason, it connects again without binding.
-func dialBindSource(addr, source string, timeout time.Duration) (net.Conn, error) {
-	if source != "" {
-		if ip, err := net.ResolveIPAddr("ip", source); err == nil {
-			d := net.Dialer{Timeout: timeout, LocalAddr: &net.TCPAddr{IP: ip.IP, Zone: ip.Zone}}
-			if conn, err := d.Dial("tcp", addr); err == nil {
-				return conn, nil
-			}
-		}
-	}
-	return net.DialTimeout("tcp", addr, timeout)
-}
-
 // errLinkStopped ends a link goroutine whose link was replaced.
 var errLinkStopped = errors.New("replication link stopped")
 
 // syncWithMaster runs one connection to the master, to its end.
 func (s *Server) syncWithMaster(l *masterLink) error {
 	l.state.Store(linkConnecting)
-	var timeout time.Duration
-	var source string
-	s.submit(func() { timeout, source = time.Duration(s.cfg.Repl.timeout())*time.Second, s.cfg.Repl.BindSourceAddr })
-	raw, err := dialBindSource(net.JoinHostPort(l.host, strconv.Itoa(l.port)), source, timeout)
+	timeout := time.Duration(s.liveReplTimeout()) * time.Second
+	raw, err := net.DialTimeout("tcp", net.JoinHostPort(l.host, strconv.Itoa(l.port)), timeout)
 	if err != nil {
 		return err
 	}
@@ -309,7 +290,6 @@ func (s *Server) syncWithMaster(l *masterLink) error {
 	var offset int64
 	var auth []string
 	var port int
-	var announceIP string
 	var failover bool
 	s.submit(func() {
 		failover = s.repl.failover.state == failoverInProgress && s.repl.link == l // failover.go
@@ -324,12 +304,8 @@ func (s *Server) syncWithMaster(l *masterLink) error {
 		if a, ok := s.Addr().(*net.TCPAddr); ok && s.ln != nil {
 			port = a.Port
 		}
-		if s.cfg.Repl.AnnouncePort != 0 { // replica-announce-port
-			port = s.cfg.Repl.AnnouncePort
-		}
-		announceIP = s.cfg.Repl.AnnounceIP // replica-announce-ip
 	})
-	if err := s.handshake(l, br, auth, port, announceIP, timeout); err != nil {
+	if err := s.handshake(l, br, auth, port, timeout); err != nil {
 		return err
 	}
 	conn.SetDeadline(time.Now().Add(timeout))
@@ -362,17 +338,21 @@ func (s *Server) syncWithMaster(l *masterLink) error {
 	return s.streamFromMaster(l, br, timeout)
 }
 
+// liveReplTimeout is repl-timeout, read from the link goroutine.
+func (s *Server) liveReplTimeout() int {
+	var t int
+	s.submit(func() { t = s.cfg.Repl.timeout() })
+	return t
+}
+
 // handshake sends PING, AUTH and REPLCONF and checks their replies.
-func (s *Server) handshake(l *masterLink, br *bufio.Reader, auth []string, port int, ip string, timeout time.Duration) error {
+func (s *Server) handshake(l *masterLink, br *bufio.Reader, auth []string, port int, timeout time.Duration) error {
 	steps := [][]string{{"PING"}}
 	if auth != nil {
 		steps = append(steps, auth)
 	}
-	steps = append(steps, []string{"REPLCONF", "listening-port", strconv.Itoa(port)})
-	if ip != "" { // replica-announce-ip: sent only when set, as Redis
-		steps = append(steps, []string{"REPLCONF", "ip-address", ip})
-	}
-	steps = append(steps, []string{"REPLCONF", "capa", "eof", "capa", "psync2"})
+	steps = append(steps, []string{"REPLCONF", "listening-port", strconv.Itoa(port)},
+		[]string{"REPLCONF", "capa", "eof", "capa", "psync2"})
 	for i, args := range steps {
 		l.conn.SetDeadline(time.Now().Add(timeout))
 		if err := l.send(args...); err != nil {
@@ -673,7 +653,7 @@ func (s *Server) replicaInfo() [][2]string {
 	return append(f, [][2]string{
 		{"slave_priority", strconv.Itoa(c.priority())},
 		{"slave_read_only", b01(!c.ReadWrite)},
-		{"replica_announced", b01(!c.NotAnnounced)},
+		{"replica_announced", "1"},
 	}...)
 }
 

@@ -33,7 +33,6 @@ type Server struct {
 	executorDone chan struct{}
 	rc           *connServer // accepts and reads the connections (conn.go)
 	ln           net.Listener
-	unixPath     string // the Unix socket listened on, guarded by mu (listen_unix.go)
 	started      time.Time
 
 	mu      sync.Mutex // guards clients (accept/close run on connection goroutines)
@@ -104,7 +103,6 @@ type Server struct {
 	replID string       // INFO replication's master_replid, random per run
 	repl   replication  // replication, both sides (replication*.go)
 
-	shutdown *shutdownWait // a shutdown waiting for the replicas (shutdown_wait.go); executor-owned
 	stopping atomic.Bool   // SHUTDOWN or Close: batches not yet started never run
 	stopped  chan struct{} // closed when Close has finished
 
@@ -199,10 +197,7 @@ func (s *Server) ListenAndServe() error {
 	if s.cfg.Port == 0 && s.cfg.TLS.Port != 0 { // port 0: TLS only, as Redis
 		return s.serveWithoutTCP()
 	}
-	if s.cfg.Port == 0 && s.cfg.Ops.UnixSocket != "" { // port 0: the Unix socket only, as Redis
-		return s.Serve(newPortListener(nil))
-	}
-	lns, err := listenAll(s.cfg.Bind, s.cfg.Port, s.cfg.TCPBacklog) // listen.go
+	lns, err := listenAll(s.cfg.Bind, s.cfg.Port) // listen.go
 	if err != nil {
 		return err
 	}
@@ -212,14 +207,8 @@ func (s *Server) ListenAndServe() error {
 // Serve accepts connections on ln until Close. CONFIG SET port and bind move
 // the listener to a new address (listen.go).
 func (s *Server) Serve(ln net.Listener) error {
-	pl, ok := ln.(*portListener)
-	if !ok {
-		pl = newPortListener([]net.Listener{ln})
-		ln = pl
-	}
-	if err := s.listenUnix(pl); err != nil { // listen_unix.go: unixsocket
-		ln.Close()
-		return err
+	if _, ok := ln.(*portListener); !ok {
+		ln = newPortListener([]net.Listener{ln})
 	}
 	rc := newConnServer(s)
 	s.mu.Lock()
@@ -273,7 +262,6 @@ func (s *Server) Close() error {
 		ln.Close() // in case redcon had not started accepting yet
 	}
 	s.closeTLS()           // tls.go
-	s.removeUnixSocket()   // listen_unix.go
 	s.migrate.closeAll()   // migrate_conn.go
 	s.scriptGuard.abort()  // a script that never ends would hold the executor
 	s.submit(s.order.stop) // let in-flight jobs finish; order.go's descriptors
@@ -293,11 +281,6 @@ func (s *Server) accept(conn redcon.Conn) bool {
 	defer s.mu.Unlock()
 	if int64(len(s.clients)) >= s.live.maxClients.Load() {
 		conn.WriteError("ERR max number of clients reached")
-		s.stats.rejectedConns.Add(1)
-		return false
-	}
-	if s.protectedRefuses(conn) { // config_ops.go
-		conn.WriteRaw([]byte(msgProtectedMode))
 		s.stats.rejectedConns.Add(1)
 		return false
 	}
@@ -440,19 +423,12 @@ func (s *Server) activeExpireLoop() {
 				t.Reset(time.Second / time.Duration(hz))
 			}
 			select {
-			case s.jobs <- job{fn: s.cronTick}:
+			case s.jobs <- job{fn: s.activeExpireSlow}:
 			case <-s.quit:
 				return
 			}
 		}
 	}
-}
-
-// cronTick is the executor's share of Redis's serverCron, hz times a second:
-// active expiry, then active rehashing (rehash_cron.go).
-func (s *Server) cronTick() {
-	s.activeExpireSlow()
-	s.activeRehash()
 }
 
 // randomHex returns n random hex digits.

@@ -40,18 +40,15 @@ const timeEvery = 32
 // timeNext reports whether the coming call is to be timed.
 func (st *cmdStats) timeNext() bool { return st.calls&(timeEvery-1) == 0 }
 
-// record counts a call that succeeded and took ns (-1: not timed), in the
-// latency histogram too when hist (latency-tracking). Runs on the executor.
-func (st *cmdStats) record(ns int64, hist bool) {
+// record counts a call that succeeded and took ns (-1: not timed). Runs on the
+// executor.
+func (st *cmdStats) record(ns int64) {
 	st.calls++
 	if ns < 0 {
 		return
 	}
 	st.timedCalls++
 	st.timedNs += ns
-	if !hist {
-		return
-	}
 	if st.hist == nil {
 		st.hist = new(latencyHist)
 	}
@@ -141,8 +138,6 @@ func (s *Server) countCall(cmd *command, ns int64, failedReply []byte, countErr 
 	if ns >= 0 {
 		st.timedCalls++
 		st.timedNs += ns
-	}
-	if ns >= 0 && s.cfg.Ops.LatencyTracking { // config_ops.go
 		if st.hist == nil {
 			st.hist = new(latencyHist)
 		}
@@ -385,23 +380,14 @@ func infoErrorstats(s *Server) [][2]string {
 }
 
 func infoLatencystats(s *Server) [][2]string {
-	if !s.cfg.Ops.LatencyTracking { // latency-tracking no: an empty section, as Redis
-		return nil
-	}
 	var out [][2]string
 	for _, cmd := range s.allCommands() {
 		h := cmd.stats.hist
 		if h == nil || h.total == 0 {
 			continue
 		}
-		var b strings.Builder
-		for i, p := range s.cfg.Ops.LatencyPercentiles { // latency-tracking-info-percentiles
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			fmt.Fprintf(&b, "p%s=%.3f", formatPercentile(p), float64(h.valueAt(p))/1000)
-		}
-		out = append(out, [2]string{"latency_percentiles_usec_" + cmd.name, b.String()})
+		out = append(out, [2]string{"latency_percentiles_usec_" + cmd.name, fmt.Sprintf("p50=%.3f,p99=%.3f,p99.9=%.3f",
+			float64(h.valueAt(50))/1000, float64(h.valueAt(99))/1000, float64(h.valueAt(99.9))/1000)})
 	}
 	return out
 }

@@ -243,7 +243,7 @@ func (s *Server) ListenTLS() error {
 	if err != nil {
 		return fmt.Errorf("Failed to configure TLS: %v", err)
 	}
-	lns, err := listenAll(s.cfg.Bind, s.cfg.TLS.Port, s.cfg.TCPBacklog) // listen.go
+	lns, err := listenAll(s.cfg.Bind, s.cfg.TLS.Port) // listen.go
 	if err != nil {
 		return err
 	}

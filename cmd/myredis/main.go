@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
@@ -88,7 +87,12 @@ func run(args []string) int {
 	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	go shutdownOnSignals(sig, srv, log, cfg.Dir)
+	go func() {
+		s := <-sig
+		log.Info("shutting down", "signal", s.String())
+		srv.ShutdownOnSignal() // STOPPING=1 to systemd; the RDB, when save points are set
+		srv.Close()            // flushes and fsyncs the AOF
+	}()
 	log.Info("ready to accept connections", "bind", cfg.Bind, "port", cfg.Port, "workers", cfg.Workers,
 		"threads", runtime.GOMAXPROCS(0))
 	if err := srv.ListenAndServe(); err != nil {
@@ -99,37 +103,6 @@ func run(args []string) int {
 	<-srv.Done() // a signal or SHUTDOWN: the AOF is flushed, the pidfile removed
 	log.Info("myredis is now ready to exit, bye bye")
 	return 0
-}
-
-// shutdownOnSignals stops the server on SIGINT or SIGTERM as Redis does: SHUTDOWN
-// with the flags of shutdown-on-sigint or shutdown-on-sigterm (the RDB when save
-// points are set, unless nosave); a save that fails without force leaves the
-// server running until the next signal. A second SIGINT while the first one's
-// shutdown runs exits at once with status 1 ("You insist").
-func shutdownOnSignals(sig <-chan os.Signal, srv *myredis.Server, log *slog.Logger, dir string) {
-	for s := range sig {
-		log.Warn("shutting down on a signal", "signal", s.String())
-		done := make(chan bool, 1)
-		go func() { done <- srv.ShutdownOnSignal(s == syscall.SIGINT) }()
-		stop := false
-	wait:
-		for {
-			select {
-			case stop = <-done:
-				break wait
-			case again := <-sig:
-				if again == syscall.SIGINT {
-					log.Warn("you insist... exiting now")
-					os.Remove(filepath.Join(dir, fmt.Sprintf("temp-%d.rdb", os.Getpid()))) // SAVE's unfinished file
-					os.Exit(1)
-				}
-			}
-		}
-		if stop {
-			srv.Close() // flushes and fsyncs the AOF
-			return
-		}
-	}
 }
 
 // logOutput is where the log goes: logfile; when it is "", stderr (Redis writes

@@ -130,7 +130,7 @@ func TestShutdownCommandExits(t *testing.T) {
 	pid, logfile := filepath.Join(dir, "myredis.pid"), filepath.Join(dir, "myredis.log")
 	cmd, _, addr := startBinary(t, "--pidfile", pid, "--logfile", logfile, "--timeout", "300",
 		"--tcp-keepalive", "60", "--maxmemory", "100mb", "--maxmemory-policy", "allkeys-lru", "--tcp-backlog", "128",
-		"--daemonize", "no", "--jemalloc-bg-thread", "yes")
+		"--daemonize", "no")
 	if b, err := os.ReadFile(pid); err != nil || strings.TrimSpace(string(b)) != strconv.Itoa(cmd.Process.Pid) {
 		t.Fatalf("pidfile: %q %v, want %d", b, err, cmd.Process.Pid)
 	}
@@ -156,7 +156,7 @@ func TestShutdownCommandExits(t *testing.T) {
 		t.Errorf("pidfile left behind: %v", err)
 	}
 	logs, _ := os.ReadFile(logfile)
-	for _, want := range []string{"ready to accept connections", "user requested shutdown", "option=jemalloc-bg-thread"} {
+	for _, want := range []string{"ready to accept connections", "user requested shutdown", "option=tcp-backlog"} {
 		if !strings.Contains(string(logs), want) {
 			t.Errorf("log file lacks %q:\n%s", want, logs)
 		}
