@@ -8,6 +8,7 @@ package myredis_test
 // reloads, and Redis started on the dir afterwards upgrades that file.
 
 import (
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -87,37 +88,6 @@ func copyTree(t *testing.T, dir string) string {
 	return to
 }
 
-// fileTree reads every file under dir, by relative path.
-func fileTree(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		rel, _ := filepath.Rel(dir, p)
-		out[rel] = string(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-func sameTree(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
-}
-
 // compareIncrWrites reads what the writes into the incr file made.
 func compareIncrWrites(t *testing.T, want, got *redistest.Conn) {
 	t.Helper()
@@ -172,7 +142,7 @@ func TestAOFImportFromRedis7(t *testing.T) {
 					compareRDBDatasetAs(t, want, got, maskSeenTime)
 				}
 			}
-			before := fileTree(t, filepath.Join(dir, "appendonlydir"))
+			before := myredis.ReadTree(t, filepath.Join(dir, "appendonlydir"))
 			ref := copyTree(t, dir) // what Redis itself loads from it
 			want := redistest.Dial(t, redistest.StartRealRedis(t, "--dir", ref, "--appendonly", "yes"))
 
@@ -192,7 +162,7 @@ func TestAOFImportFromRedis7(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(dir, "appendonlydir")); !os.IsNotExist(err) {
 				t.Fatalf("appendonlydir is still there: %v", err)
 			}
-			if !sameTree(fileTree(t, moved[0]), before) {
+			if !maps.Equal(myredis.ReadTree(t, moved[0]), before) {
 				t.Fatal("the imported directory's files changed")
 			}
 			if _, err := os.Stat(filepath.Join(dir, "appendonly.aof")); err != nil {
@@ -233,7 +203,7 @@ func TestAOFImportTornLastIncrFromRedis7(t *testing.T) {
 	if err := os.Truncate(incr, st.Size()-5); err != nil { // inside SET last ...
 		t.Fatal(err)
 	}
-	before := fileTree(t, filepath.Join(dir, "appendonlydir"))
+	before := myredis.ReadTree(t, filepath.Join(dir, "appendonlydir"))
 	ref := copyTree(t, dir)
 	want := redistest.Dial(t, redistest.StartRealRedis(t, "--dir", ref, "--appendonly", "yes"))
 	mine, stop := serveMyRedisOn(t, dir, "yes")
@@ -247,7 +217,7 @@ func TestAOFImportTornLastIncrFromRedis7(t *testing.T) {
 	}
 	stop()
 	moved, _ := filepath.Glob(filepath.Join(dir, "appendonlydir.imported-*"))
-	if len(moved) != 1 || !sameTree(fileTree(t, moved[0]), before) {
+	if len(moved) != 1 || !maps.Equal(myredis.ReadTree(t, moved[0]), before) {
 		t.Fatalf("not renamed as it was: %q", moved)
 	}
 }
@@ -260,7 +230,7 @@ func TestAOFImportMissingFileFromRedis7(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "appendonlydir", "appendonly.aof.2.incr.aof")); err != nil {
 		t.Fatal(err)
 	}
-	before := fileTree(t, dir)
+	before := myredis.ReadTree(t, dir)
 	cfg := myredis.DefaultConfig()
 	cfg.Dir, cfg.AppendOnly = dir, true
 	_, _, stop, err := redistest.ServeMyRedis(cfg)
@@ -271,7 +241,7 @@ func TestAOFImportMissingFileFromRedis7(t *testing.T) {
 	if want := "Unable to obtain the AOF file appendonly.aof.2.incr.aof length. stat: No such file or directory"; !strings.Contains(err.Error(), want) {
 		t.Fatalf("error %q lacks %q", err, want)
 	}
-	if !sameTree(fileTree(t, dir), before) {
+	if !maps.Equal(myredis.ReadTree(t, dir), before) {
 		t.Fatal("files changed")
 	}
 }
